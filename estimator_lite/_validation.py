@@ -1,0 +1,84 @@
+"""Small argument checks shared by the public constructors.
+
+Each raises TypeError for a wrong type and ValueError for a bad value, with a
+message naming the argument, the rule and the value given (DESIGN §6).
+"""
+
+import numbers
+
+
+def check_int(name, value, minimum=None, allow_none=False):
+    """Checks that `value` is an int (not a bool), optionally >= `minimum`.
+
+    Args:
+      name: argument name used in the error message.
+      value: the value to check.
+      minimum: smallest allowed value, or None for no bound.
+      allow_none: whether None is accepted.
+
+    Returns:
+      `value` unchanged, as a Python int (or None).
+
+    Raises:
+      TypeError: `value` is not an integer.
+      ValueError: `value` is below `minimum`.
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int{' or None' if allow_none else ''}, "
+                        f"got {value!r} of type {type(value).__name__}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_number(name, value, minimum=None, allow_none=False):
+    """Like `check_int` but accepts any real number (for seconds)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number{' or None' if allow_none else ''}, "
+                        f"got {value!r} of type {type(value).__name__}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return value
+
+
+def check_callable(name, value, allow_none=False):
+    """Checks that `value` is callable (or None when allowed)."""
+    if value is None and allow_none:
+        return None
+    if not callable(value):
+        raise TypeError(f"{name} must be callable, got {value!r} of type "
+                        f"{type(value).__name__}")
+    return value
+
+
+def check_instances(name, values, cls, cls_name):
+    """Checks an iterable of objects against `cls`; returns them as a tuple.
+
+    Args:
+      name: argument name used in the error message.
+      values: None, or an iterable of objects.
+      cls: the class (or tuple of classes) every element must be.
+      cls_name: readable name of `cls` for the message.
+
+    Returns:
+      A tuple of the elements (empty for None).
+
+    Raises:
+      TypeError: `values` is not iterable or an element has the wrong type.
+    """
+    if values is None:
+        return ()
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise TypeError(f"{name} must be an iterable of {cls_name}, got "
+                        f"{values!r} of type {type(values).__name__}") from None
+    for item in items:
+        if not isinstance(item, cls):
+            raise TypeError(f"{name} must contain only {cls_name}, got {item!r} "
+                            f"of type {type(item).__name__}")
+    return items

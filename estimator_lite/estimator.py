@@ -1,0 +1,614 @@
+"""Estimator: train / evaluate / predict / export a model_fn in graph mode.
+
+API and behaviour follow tf.estimator.Estimator (2.15). Every call builds its own
+`tf.Graph` and leaves no global TensorFlow state behind.
+"""
+
+import collections
+import inspect
+import os
+import tempfile
+
+import numpy as np
+from absl import logging
+
+from estimator_lite import _validation
+from estimator_lite import export as export_lib
+from estimator_lite._tf import tf
+from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+from estimator_lite.run_config import RunConfig
+from estimator_lite.train_session import CheckpointPolicy, TrainSession
+
+__all__ = ["Estimator", "WarmStartSettings"]
+
+_MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
+_INPUT_FN_ARGS = ("mode", "params", "config")
+
+
+class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
+        "ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info",
+        "var_name_to_prev_var_name"])):
+    """Where and which variables to warm-start from (as tf.estimator's)."""
+
+    def __new__(cls, ckpt_to_initialize_from, vars_to_warm_start=".*",
+                var_name_to_vocab_info=None, var_name_to_prev_var_name=None):
+        if not isinstance(ckpt_to_initialize_from, (str, os.PathLike)):
+            raise TypeError("ckpt_to_initialize_from must be a path, got "
+                            f"{ckpt_to_initialize_from!r}")
+        return super().__new__(cls, os.fspath(ckpt_to_initialize_from),
+                               vars_to_warm_start, var_name_to_vocab_info or {},
+                               var_name_to_prev_var_name or {})
+
+
+def _declared_args(fn):
+    """Names of the parameters `fn` declares (all known names if it takes **kwargs)."""
+    target = fn.func if hasattr(fn, "func") and hasattr(fn, "keywords") else fn
+    params = inspect.signature(target).parameters
+    if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    bound = set(getattr(fn, "keywords", None) or ())
+    return [name for name in params if name not in bound]
+
+
+def _check_model_fn(model_fn):
+    _validation.check_callable("model_fn", model_fn)
+    declared = _declared_args(model_fn)
+    if declared is not None:
+        if "features" not in declared:
+            raise ValueError(f"model_fn must take a 'features' argument; it takes "
+                             f"{declared}")
+        unknown = [a for a in declared if a not in _MODEL_FN_ARGS]
+        if unknown:
+            raise ValueError(f"model_fn has unknown arguments {unknown}; it may take "
+                             f"only {list(_MODEL_FN_ARGS)}")
+    return model_fn
+
+
+def _resolve_model_dir(model_dir, config):
+    if model_dir is not None and not isinstance(model_dir, (str, os.PathLike)):
+        raise TypeError(f"model_dir must be a str or os.PathLike, got {model_dir!r}")
+    model_dir = os.fspath(model_dir) if model_dir is not None else None
+    if model_dir and config.model_dir and (os.path.abspath(model_dir) !=
+                                           os.path.abspath(config.model_dir)):
+        raise ValueError(f"model_dir {model_dir!r} differs from config.model_dir "
+                         f"{config.model_dir!r}; give one or make them equal")
+    resolved = model_dir or config.model_dir
+    if not resolved:
+        resolved = tempfile.mkdtemp(prefix="estimator_lite_")
+        logging.warning("No model_dir given; using temporary directory %s", resolved)
+    return resolved
+
+
+def _split_input(result):
+    """Turns an input_fn result into (features, labels, iterator_initializer)."""
+    initializer = None
+    if isinstance(result, tf.data.Dataset):
+        iterator = tf.data.make_initializable_iterator(result)
+        initializer = iterator.initializer
+        result = iterator.get_next()
+    if isinstance(result, (tuple, list)):
+        if len(result) != 2:
+            raise ValueError("input_fn must return features, (features, labels) or a "
+                             "Dataset of them; got a sequence of length "
+                             f"{len(result)}")
+        return result[0], result[1], initializer
+    return result, None, initializer
+
+
+class Estimator:
+    """Trains, evaluates, predicts with and exports a `model_fn`.
+
+    `model_fn(features, labels, mode, params, config)` may declare any subset of
+    those arguments (features is required) and returns an EstimatorSpec.
+    """
+
+    def __init__(self, model_fn, model_dir=None, config=None, params=None,
+                 warm_start_from=None):
+        """Validates the arguments.
+
+        Raises:
+          TypeError: config is not a RunConfig, params not a dict, model_fn not
+            callable, warm_start_from not a path or WarmStartSettings.
+          ValueError: model_fn's arguments are wrong, or model_dir conflicts with
+            config.model_dir.
+        """
+        self._model_fn = _check_model_fn(model_fn)
+        if config is None:
+            config = RunConfig()
+        if not isinstance(config, RunConfig):
+            raise TypeError(f"config must be an estimator_lite.RunConfig, got "
+                            f"{config!r} of type {type(config).__name__}")
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"params must be a dict or None, got {params!r}")
+        self._model_dir = _resolve_model_dir(model_dir, config)
+        self._config = (config if config.model_dir == self._model_dir
+                        else config.replace(model_dir=self._model_dir))
+        self._params = dict(params or {})
+        if isinstance(warm_start_from, (str, os.PathLike)):
+            warm_start_from = WarmStartSettings(warm_start_from)
+        if warm_start_from is not None and not isinstance(warm_start_from,
+                                                          WarmStartSettings):
+            raise TypeError("warm_start_from must be a path or WarmStartSettings, got "
+                            f"{warm_start_from!r}")
+        self._warm_start = warm_start_from
+
+    model_dir = property(lambda self: self._model_dir, doc="Checkpoint directory.")
+    config = property(lambda self: self._config, doc="The RunConfig.")
+    params = property(lambda self: dict(self._params), doc="A copy of params.")
+    model_fn = property(lambda self: self._model_fn, doc="The model_fn.")
+
+    # Building blocks ------------------------------------------------------------
+
+    def _call_input_fn(self, input_fn, mode):
+        _validation.check_callable("input_fn", input_fn)
+        declared = _declared_args(input_fn)
+        available = {"mode": mode, "params": self.params, "config": self._config}
+        kwargs = {k: v for k, v in available.items()
+                  if declared is None or k in declared}
+        return _split_input(input_fn(**kwargs))
+
+    def _call_model_fn(self, features, labels, mode):
+        declared = _declared_args(self._model_fn)
+        available = {"features": features, "labels": labels, "mode": mode,
+                     "params": self.params, "config": self._config}
+        if declared is not None and "labels" not in declared and labels is not None:
+            raise ValueError("model_fn does not take 'labels' but input_fn returned "
+                             "labels")
+        kwargs = {k: v for k, v in available.items() if declared is None or k in declared}
+        spec = self._model_fn(**kwargs)
+        if not isinstance(spec, EstimatorSpec):
+            raise TypeError(f"model_fn must return an EstimatorSpec, got {spec!r}")
+        if spec.mode != mode:
+            raise ValueError(f"model_fn was called in mode {mode!r} but returned an "
+                             f"EstimatorSpec for mode {spec.mode!r}")
+        return spec
+
+    def _device_fn(self):
+        config = self._config
+        if config.device_fn is not None:
+            return config.device_fn
+        if config.num_ps_replicas > 0:
+            return tf.train.replica_device_setter(
+                ps_tasks=config.num_ps_replicas,
+                worker_device=f"/job:{config.task_type}/task:{config.task_id}",
+                merge_devices=True, cluster=config.cluster_spec)
+        return None
+
+    def _new_graph(self):
+        graph = tf.Graph()
+        with graph.as_default():
+            if self._config.tf_random_seed is not None:
+                tf.set_random_seed(self._config.tf_random_seed)
+        return graph
+
+    def _scaffold_with_input(self, scaffold, iterator_init):
+        """Adds the input iterator's initializer to the scaffold's local init op."""
+        if iterator_init is None:
+            return scaffold
+        local_init = scaffold.local_init_op
+        if local_init is None:
+            local_init = tf.group(tf.local_variables_initializer(),
+                                  tf.tables_initializer())
+        return tf.train.Scaffold(local_init_op=tf.group(local_init, iterator_init),
+                                 copy_from_scaffold=scaffold)
+
+    def _add_saver(self, scaffold):
+        if scaffold.saver is not None or tf.get_collection(tf.GraphKeys.SAVERS):
+            return
+        tf.add_to_collection(tf.GraphKeys.SAVERS, tf.train.Saver(
+            sharded=True, max_to_keep=self._config.keep_checkpoint_max,
+            keep_checkpoint_every_n_hours=self._config.keep_checkpoint_every_n_hours,
+            save_relative_paths=True))
+
+    # Checkpoints -------------------------------------------------------------------
+
+    def latest_checkpoint(self):
+        """Path of the newest checkpoint in model_dir, or None."""
+        return tf.train.latest_checkpoint(self._model_dir)
+
+    def _checkpoint_step(self, checkpoint_path):
+        reader = tf.train.NewCheckpointReader(checkpoint_path)
+        return int(reader.get_tensor(tf.GraphKeys.GLOBAL_STEP))
+
+    def _current_step(self):
+        latest = self.latest_checkpoint()
+        return self._checkpoint_step(latest) if latest else 0
+
+    def get_variable_names(self):
+        """Names of all variables in the latest checkpoint.
+
+        Raises:
+          ValueError: there is no checkpoint in model_dir.
+        """
+        return [name for name, _ in tf.train.list_variables(self._require_checkpoint())]
+
+    def get_variable_value(self, name):
+        """Value of variable `name` in the latest checkpoint, as a numpy array."""
+        return tf.train.load_variable(self._require_checkpoint(), name)
+
+    def _require_checkpoint(self, checkpoint_path=None):
+        path = checkpoint_path or self.latest_checkpoint()
+        if path is None:
+            raise ValueError(f"no checkpoint found in model_dir {self._model_dir!r}; "
+                             "train first or pass checkpoint_path")
+        return path
+
+    def eval_dir(self, name=None):
+        """Directory of evaluation summaries: model_dir/eval or model_dir/eval_<name>."""
+        return os.path.join(self._model_dir, "eval" if not name else f"eval_{name}")
+
+    # Train --------------------------------------------------------------------------
+
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None,
+              saving_listeners=None):
+        """Trains until `steps` more steps, `max_steps` in total, or the input ends.
+
+        Args:
+          input_fn: returns a Dataset of (features, labels) or such a tuple.
+          hooks: SessionRunHooks run on every worker.
+          steps: train this many more steps (from the restored global step).
+          max_steps: train until the global step reaches this (skips if reached).
+          saving_listeners: CheckpointSaverListeners called around each save.
+
+        Returns:
+          self.
+
+        Raises:
+          ValueError: both steps and max_steps given, or one is <= 0; listeners
+            given with checkpointing disabled.
+        """
+        if steps is not None and max_steps is not None:
+            raise ValueError(f"give steps or max_steps, not both; got steps={steps!r}, "
+                             f"max_steps={max_steps!r}")
+        _validation.check_int("steps", steps, 1, allow_none=True)
+        _validation.check_int("max_steps", max_steps, 1, allow_none=True)
+        hooks = _validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+                                            "SessionRunHook")
+        listeners = _validation.check_instances(
+            "saving_listeners", saving_listeners, tf.train.CheckpointSaverListener,
+            "CheckpointSaverListener")
+        config = self._config
+        if listeners and config.is_chief and not (config.save_checkpoints_steps or
+                                                  config.save_checkpoints_secs):
+            raise ValueError("saving_listeners need checkpoints: set "
+                             "save_checkpoints_steps or save_checkpoints_secs")
+        if max_steps is not None and self._current_step() >= max_steps:
+            logging.info("Skipping training: max_steps=%d already reached.", max_steps)
+            return self
+        graph = self._new_graph()
+        with graph.as_default(), tf.device(self._device_fn()):
+            session = self._build_train_session(input_fn, hooks, listeners)
+        with graph.as_default():
+            start = {}
+
+            def stop_at(step):
+                start.setdefault("step", step)
+                if max_steps is not None:
+                    return step >= max_steps
+                return steps is not None and step >= start["step"] + steps
+
+            last = session.run(stop_at)
+        logging.info("Training finished at global step %d.", last)
+        return self
+
+    def _build_train_session(self, input_fn, hooks, listeners):
+        config = self._config
+        global_step = tf.train.get_or_create_global_step()
+        features, labels, iterator_init = self._call_input_fn(input_fn, ModeKeys.TRAIN)
+        spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
+        if self._warm_start is not None and config.is_chief:
+            self._apply_warm_start()
+        scaffold = self._scaffold_with_input(spec.scaffold, iterator_init)
+        self._add_saver(scaffold)
+        all_hooks = list(hooks) + list(spec.training_hooks)
+        if config.is_chief:
+            all_hooks += list(spec.training_chief_hooks)
+        checkpoint = CheckpointPolicy(
+            self._model_dir, config.save_checkpoints_steps, config.save_checkpoints_secs,
+            listeners, config.checkpoint_save_graph_def)
+        return TrainSession(
+            global_step=global_step, train_op=spec.train_op, loss=spec.loss,
+            scaffold=scaffold, hooks=all_hooks, master=config.master,
+            session_config=config.session_config, is_chief=config.is_chief,
+            checkpoint=checkpoint, summary_dir=self._model_dir,
+            save_summary_steps=config.save_summary_steps,
+            log_step_count_steps=config.log_step_count_steps,
+            session_creation_timeout_secs=config.session_creation_timeout_secs)
+
+    def _apply_warm_start(self):
+        ws = self._warm_start
+        if self.latest_checkpoint() is not None:
+            return  # Restoring our own checkpoint wins over warm-starting.
+        logging.info("Warm-starting from %s", ws.ckpt_to_initialize_from)
+        tf.train.warm_start(ws.ckpt_to_initialize_from, ws.vars_to_warm_start,
+                            ws.var_name_to_vocab_info, ws.var_name_to_prev_var_name)
+
+    # Evaluate --------------------------------------------------------------------------
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        """Evaluates the model on `steps` batches, or until the input ends.
+
+        Args:
+          input_fn: returns a Dataset of (features, labels) or such a tuple.
+          steps: number of batches, or None for the whole input.
+          hooks: SessionRunHooks for the evaluation.
+          checkpoint_path: checkpoint to evaluate (default: latest).
+          name: evaluation name; summaries go to `eval_dir(name)`.
+
+        Returns:
+          Dict of metric name to value, including 'loss' and 'global_step'.
+
+        Raises:
+          ValueError: steps <= 0 or an invalid name.
+        """
+        _validation.check_int("steps", steps, 1, allow_none=True)
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"name must be a non-empty string or None, got {name!r}")
+        hooks = _validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+                                            "SessionRunHook")
+        checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        if checkpoint_path is None:
+            logging.warning("No checkpoint in %s; evaluating freshly initialised "
+                            "variables.", self._model_dir)
+        graph = self._new_graph()
+        with graph.as_default():
+            metrics = self._run_evaluation(input_fn, steps, hooks, checkpoint_path)
+        self._write_eval_summary(self.eval_dir(name), metrics)
+        logging.info("Evaluation at step %d: %s", metrics["global_step"],
+                     ", ".join(f"{k} = {v}" for k, v in sorted(metrics.items())))
+        return metrics
+
+    def _run_evaluation(self, input_fn, steps, hooks, checkpoint_path):
+        global_step = tf.train.get_or_create_global_step()
+        features, labels, iterator_init = self._call_input_fn(input_fn, ModeKeys.EVAL)
+        spec = self._call_model_fn(features, labels, ModeKeys.EVAL)
+        metric_ops = dict(spec.eval_metric_ops)
+        metric_ops.setdefault("loss", tf.metrics.mean(spec.loss))
+        update_op = tf.group(*[op for _, op in metric_ops.values()])
+        values = {name: value for name, (value, _) in metric_ops.items()}
+        values["global_step"] = global_step
+        scaffold = self._scaffold_with_input(spec.scaffold, iterator_init)
+        all_hooks = list(hooks) + list(spec.evaluation_hooks)
+        with _RestoredSession(scaffold, checkpoint_path, self._config,
+                              all_hooks) as session:
+            run_update = session.make_callable(update_op)
+            done = 0
+            while steps is None or done < steps:
+                try:
+                    _run_with_hooks(session, all_hooks, update_op, run_update)
+                except tf.errors.OutOfRangeError:
+                    break
+                done += 1
+            metrics = session.run(values)
+        return {name: _to_python(value) for name, value in metrics.items()}
+
+    def _write_eval_summary(self, eval_dir, metrics):
+        summary = tf.Summary()
+        for name, value in metrics.items():
+            if name != "global_step" and np.ndim(value) == 0 and isinstance(
+                    value, (int, float, np.number)):
+                summary.value.add(tag=name, simple_value=float(value))
+        graph = tf.Graph()
+        with graph.as_default():  # FileWriter refuses to be built eagerly.
+            writer = tf.summary.FileWriter(eval_dir)
+        writer.add_summary(summary, metrics["global_step"])
+        writer.close()
+
+    # Predict -----------------------------------------------------------------------
+
+    def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
+                yield_single_examples=True):
+        """Yields predictions for every element of the input.
+
+        Args:
+          input_fn: returns a Dataset of features (or (features, labels)) or tensors.
+          predict_keys: names of the predictions to return (dict predictions only).
+          hooks: SessionRunHooks for prediction.
+          checkpoint_path: checkpoint to use (default: latest).
+          yield_single_examples: yield one example at a time (else whole batches).
+
+        Yields:
+          Dicts of prediction name to value when the model_fn returns a dict, else
+          the prediction values.
+
+        Raises:
+          ValueError: no checkpoint, unknown predict_keys, or batch sizes differ.
+        """
+        hooks = _validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+                                            "SessionRunHook")
+        checkpoint_path = self._require_checkpoint(checkpoint_path)
+        graph = self._new_graph()
+        with graph.as_default():
+            tf.train.get_or_create_global_step()
+            features, _, iterator_init = self._call_input_fn(input_fn, ModeKeys.PREDICT)
+            spec = self._call_model_fn(features, None, ModeKeys.PREDICT)
+            predictions = _select_predictions(spec.predictions, predict_keys)
+            scaffold = self._scaffold_with_input(spec.scaffold, iterator_init)
+            all_hooks = list(hooks) + list(spec.prediction_hooks)
+            with _RestoredSession(scaffold, checkpoint_path, self._config,
+                                  all_hooks) as session:
+                while True:
+                    try:
+                        batch = _run_with_hooks(session, all_hooks, predictions)
+                    except tf.errors.OutOfRangeError:
+                        break
+                    if not yield_single_examples:
+                        yield batch
+                        continue
+                    yield from _unbatch(batch)
+
+    # Export ------------------------------------------------------------------------
+
+    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
+                           assets_extra=None, as_text=False, checkpoint_path=None):
+        """Exports the model as a SavedModel in a new timestamped directory.
+
+        The SavedModel is written to a temp dir and renamed, so a reader never sees
+        a partial export.
+
+        Args:
+          export_dir_base: parent directory of the timestamped export dirs.
+          serving_input_receiver_fn: returns a ServingInputReceiver.
+          assets_extra: dict of destination path (under assets.extra) to source.
+          as_text: write the SavedModel proto as text.
+          checkpoint_path: checkpoint to export (default: latest).
+
+        Returns:
+          The export directory path (str).
+
+        Raises:
+          ValueError: no checkpoint to export.
+          TypeError: serving_input_receiver_fn does not return a receiver.
+        """
+        _validation.check_callable("serving_input_receiver_fn", serving_input_receiver_fn)
+        checkpoint_path = self._require_checkpoint(checkpoint_path)
+        export_dir = export_lib.make_export_dir(os.fspath(export_dir_base))
+
+        def write(temp_dir):
+            self._write_saved_model(temp_dir, serving_input_receiver_fn, checkpoint_path,
+                                    as_text)
+            _copy_assets_extra(temp_dir, assets_extra)
+
+        export_lib.write_atomically(export_dir, write)
+        logging.info("Exported SavedModel to %s", export_dir)
+        return export_dir
+
+    def _write_saved_model(self, temp_dir, serving_input_receiver_fn, checkpoint_path,
+                           as_text):
+        graph = self._new_graph()
+        with graph.as_default():
+            tf.train.get_or_create_global_step()
+            receiver = serving_input_receiver_fn()
+            if not isinstance(receiver, export_lib.ServingInputReceiver):
+                raise TypeError("serving_input_receiver_fn must return a "
+                                f"ServingInputReceiver, got {receiver!r}")
+            spec = self._call_model_fn(receiver.features, None, ModeKeys.PREDICT)
+            signatures = export_lib.build_signature_defs(
+                spec.export_outputs, receiver.receiver_tensors,
+                receiver.receiver_tensors_alternatives)
+            init_op = tf.group(tf.local_variables_initializer(),
+                               tf.tables_initializer())
+            # Not scaffold.finalize(): the SavedModel builder still edits the graph.
+            saver = spec.scaffold.saver or tf.train.Saver(sharded=True)
+            with tf.Session(config=self._local_session_config()) as session:
+                saver.restore(session, checkpoint_path)
+                builder = tf.saved_model.Builder(temp_dir)
+                builder.add_meta_graph_and_variables(
+                    session, [tf.saved_model.tag_constants.SERVING],
+                    signature_def_map=signatures,
+                    assets_collection=tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS),
+                    main_op=init_op, clear_devices=True, strip_default_attrs=True,
+                    saver=saver)
+                builder.save(as_text)
+
+    def _local_session_config(self):
+        config = tf.ConfigProto()
+        config.CopyFrom(self._config.session_config)
+        del config.device_filters[:]  # Export and eval run on this machine only.
+        return config
+
+
+class _RestoredSession:
+    """A session with variables restored from a checkpoint (or initialised).
+
+    Calls the hooks' begin/after_create_session on entry and end on exit.
+    """
+
+    def __init__(self, scaffold, checkpoint_path, config, hooks):
+        self._scaffold = scaffold
+        self._checkpoint_path = checkpoint_path
+        self._config = config
+        self._hooks = hooks
+        self._session = None
+
+    def __enter__(self):
+        for hook in self._hooks:
+            hook.begin()
+        self._scaffold.finalize()
+        tf.get_default_graph().finalize()
+        config = tf.ConfigProto()
+        config.CopyFrom(self._config.session_config)
+        del config.device_filters[:]
+        session = tf.Session(self._config.evaluation_master, config=config)
+        self._session = session
+        if self._checkpoint_path is not None:
+            self._scaffold.saver.restore(session, self._checkpoint_path)
+        else:
+            session.run(self._scaffold.init_op, feed_dict=self._scaffold.init_feed_dict)
+            if self._scaffold.init_fn is not None:
+                self._scaffold.init_fn(self._scaffold, session)
+        session.run(self._scaffold.local_init_op)
+        coordinator = tf.train.Coordinator()
+        for hook in self._hooks:
+            hook.after_create_session(session, coordinator)
+        return session
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is None:
+                for hook in self._hooks:
+                    hook.end(self._session)
+        finally:
+            self._session.close()
+        return False
+
+
+def _run_with_hooks(session, hooks, fetches, fast_fn=None):
+    """Runs `fetches` once, honouring SessionRunHooks' before_run/after_run."""
+    if not hooks:
+        return fast_fn() if fast_fn is not None else session.run(fetches)
+    context = tf.train.SessionRunContext(tf.train.SessionRunArgs(fetches), session)
+    requests = [hook.before_run(context) for hook in hooks]
+    feed_dict = {}
+    for request in requests:
+        if request is not None and request.feed_dict:
+            feed_dict.update(request.feed_dict)
+    hook_fetches = [None if r is None else r.fetches for r in requests]
+    out = session.run({"main": fetches, "hooks": hook_fetches}, feed_dict=feed_dict or None)
+    for hook, value in zip(hooks, out["hooks"]):
+        hook.after_run(context, tf.train.SessionRunValues(value, None, None))
+    if context.stop_requested:
+        raise tf.errors.OutOfRangeError(None, None, "a hook requested to stop")
+    return out["main"]
+
+
+def _select_predictions(predictions, predict_keys):
+    if predict_keys is None:
+        return predictions
+    if not isinstance(predictions, dict):
+        raise ValueError("predict_keys needs the model_fn to return a dict of "
+                         f"predictions; got {predictions!r}")
+    keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
+    missing = [k for k in keys if k not in predictions]
+    if missing:
+        raise ValueError(f"predict_keys {missing} are not among the predictions "
+                         f"{sorted(predictions)}")
+    return {k: predictions[k] for k in keys}
+
+
+def _unbatch(batch):
+    """Splits a batch (array or dict of arrays) into single examples."""
+    if not isinstance(batch, dict):
+        yield from batch
+        return
+    sizes = {key: np.shape(value)[0] if np.ndim(value) else None
+             for key, value in batch.items()}
+    distinct = set(sizes.values())
+    if len(distinct) != 1 or None in distinct:
+        raise ValueError("yield_single_examples=True needs every prediction to have "
+                         f"the same batch size (dimension 0); got {sizes}")
+    for i in range(distinct.pop()):
+        yield {key: value[i] for key, value in batch.items()}
+
+
+def _to_python(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _copy_assets_extra(export_dir, assets_extra):
+    if not assets_extra:
+        return
+    for dest, source in assets_extra.items():
+        target = os.path.join(export_dir, "assets.extra", dest)
+        tf.io.gfile.makedirs(os.path.dirname(target))
+        tf.io.gfile.copy(source, target, overwrite=True)

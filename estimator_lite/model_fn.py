@@ -1,0 +1,175 @@
+"""ModeKeys and EstimatorSpec: what a model_fn receives and returns."""
+
+import collections
+
+from estimator_lite import export as export_lib
+from estimator_lite._tf import tf
+
+__all__ = ["ModeKeys", "EstimatorSpec"]
+
+
+class ModeKeys:
+    """The mode a model_fn is called in (same strings as tf.estimator.ModeKeys)."""
+
+    TRAIN = "train"
+    EVAL = "eval"
+    PREDICT = "infer"
+
+
+_MODES = (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)
+
+_SpecTuple = collections.namedtuple("EstimatorSpec", [
+    "mode", "predictions", "loss", "train_op", "eval_metric_ops", "export_outputs",
+    "training_chief_hooks", "training_hooks", "scaffold", "evaluation_hooks",
+    "prediction_hooks"])
+
+
+def _is_tensor(value):
+    return isinstance(value, (tf.Tensor, tf.SparseTensor))
+
+
+def _check_loss(loss):
+    if not isinstance(loss, tf.Tensor):
+        raise TypeError(f"loss must be a Tensor, got {loss!r} of type "
+                        f"{type(loss).__name__}")
+    shape = loss.shape
+    if shape.ndims is not None and shape.num_elements() != 1:
+        raise ValueError(f"loss must be a scalar Tensor, got shape {shape}")
+    if shape.ndims not in (0, None):
+        loss = tf.reshape(loss, [])
+    return loss
+
+
+def _check_predictions(predictions):
+    if isinstance(predictions, dict):
+        for key, value in predictions.items():
+            if not isinstance(key, str) or not _is_tensor(value):
+                raise TypeError("predictions must be a Tensor or a dict of str to "
+                                f"Tensor; got entry {key!r}: {value!r}")
+        return dict(predictions)
+    if not _is_tensor(predictions):
+        raise TypeError("predictions must be a Tensor or a dict of str to Tensor, got "
+                        f"{predictions!r} of type {type(predictions).__name__}")
+    return predictions
+
+
+def _check_metric_ops(eval_metric_ops):
+    if eval_metric_ops is None:
+        return {}
+    if not isinstance(eval_metric_ops, dict):
+        raise TypeError("eval_metric_ops must be a dict of name to (value, update_op), "
+                        f"got {eval_metric_ops!r}")
+    for name, pair in eval_metric_ops.items():
+        if not isinstance(name, str):
+            raise TypeError(f"eval_metric_ops keys must be str, got {name!r}")
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"eval_metric_ops[{name!r}] must be a (value, update_op) "
+                            f"pair, got {pair!r}")
+        value, update_op = pair
+        if not isinstance(value, tf.Tensor):
+            raise TypeError(f"eval_metric_ops[{name!r}] value must be a Tensor, got "
+                            f"{value!r}")
+        if not isinstance(update_op, (tf.Tensor, tf.Operation)):
+            raise TypeError(f"eval_metric_ops[{name!r}] update_op must be a Tensor or "
+                            f"Operation, got {update_op!r}")
+    return {name: tuple(pair) for name, pair in eval_metric_ops.items()}
+
+
+def _check_export_outputs(export_outputs, predictions, mode):
+    """Validates export outputs and makes sure one is the serving default."""
+    default_key = tf.saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY
+    if export_outputs is None:
+        if mode != ModeKeys.PREDICT:
+            return None
+        return {default_key: export_lib.PredictOutput(predictions)}
+    if not isinstance(export_outputs, dict):
+        raise TypeError("export_outputs must be a dict of signature name to ExportOutput, "
+                        f"got {export_outputs!r}")
+    for key, value in export_outputs.items():
+        if not isinstance(key, str) or not isinstance(value, export_lib.ExportOutput):
+            raise TypeError("export_outputs must map str to ExportOutput (e.g. "
+                            f"PredictOutput); got entry {key!r}: {value!r}")
+    outputs = dict(export_outputs)
+    if default_key not in outputs:
+        if len(outputs) != 1:
+            raise ValueError(f"export_outputs has {len(outputs)} entries "
+                             f"{sorted(outputs)} and none is {default_key!r}; name the "
+                             "one to serve by default")
+        outputs[default_key] = next(iter(outputs.values()))
+    return outputs
+
+
+def _check_hooks(name, hooks):
+    if hooks is None:
+        return ()
+    hooks = tuple(hooks)
+    for hook in hooks:
+        if not isinstance(hook, tf.train.SessionRunHook):
+            raise TypeError(f"{name} must contain only SessionRunHook, got {hook!r}")
+    return hooks
+
+
+def _check_same_graph(tensors):
+    graph = tf.get_default_graph()
+    for tensor in tensors:
+        if tensor is not None and getattr(tensor, "graph", graph) is not graph:
+            raise ValueError(f"{tensor!r} must be from the default graph (the one the "
+                             "model_fn was called in)")
+
+
+class EstimatorSpec(_SpecTuple):
+    """What a model_fn returns, validated for its mode.
+
+    TRAIN needs a scalar `loss` and a `train_op`; EVAL needs a scalar `loss`;
+    PREDICT needs `predictions`. In PREDICT mode `export_outputs` defaults to a
+    PredictOutput of the predictions under the serving default key.
+    """
+
+    def __new__(cls, mode, predictions=None, loss=None, train_op=None,
+                eval_metric_ops=None, export_outputs=None, training_chief_hooks=None,
+                training_hooks=None, scaffold=None, evaluation_hooks=None,
+                prediction_hooks=None):
+        """Validates the fields for `mode`.
+
+        Raises:
+          TypeError: a field has the wrong type.
+          ValueError: `mode` is unknown or a field the mode needs is missing.
+        """
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
+        if mode in (ModeKeys.TRAIN, ModeKeys.EVAL) and loss is None:
+            raise ValueError(f"loss is required in {mode!r} mode")
+        if mode == ModeKeys.TRAIN and train_op is None:
+            raise ValueError("train_op is required in 'train' mode")
+        if mode == ModeKeys.PREDICT and predictions is None:
+            raise ValueError("predictions are required in 'infer' (PREDICT) mode")
+        if loss is not None:
+            loss = _check_loss(loss)
+        if train_op is not None and not isinstance(train_op, (tf.Tensor, tf.Operation)):
+            raise TypeError(f"train_op must be a Tensor or Operation, got {train_op!r}")
+        if predictions is not None:
+            predictions = _check_predictions(predictions)
+        if scaffold is not None and not isinstance(scaffold, tf.train.Scaffold):
+            raise TypeError(f"scaffold must be a tf.compat.v1.train.Scaffold, got "
+                            f"{scaffold!r}")
+        eval_metric_ops = _check_metric_ops(eval_metric_ops)
+        pred_tensors = (list(predictions.values()) if isinstance(predictions, dict)
+                        else [predictions])
+        _check_same_graph([loss, train_op] + pred_tensors +
+                          [p[0] for p in eval_metric_ops.values()])
+        return super().__new__(
+            cls, mode=mode, predictions=predictions, loss=loss, train_op=train_op,
+            eval_metric_ops=eval_metric_ops,
+            export_outputs=_check_export_outputs(export_outputs, predictions, mode),
+            training_chief_hooks=_check_hooks("training_chief_hooks",
+                                              training_chief_hooks),
+            training_hooks=_check_hooks("training_hooks", training_hooks),
+            scaffold=scaffold or tf.train.Scaffold(),
+            evaluation_hooks=_check_hooks("evaluation_hooks", evaluation_hooks),
+            prediction_hooks=_check_hooks("prediction_hooks", prediction_hooks))
+
+    def _replace(self, **kwargs):
+        """Returns a copy with fields replaced, validated again."""
+        fields = self._asdict()
+        fields.update(kwargs)
+        return EstimatorSpec(**fields)

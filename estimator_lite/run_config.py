@@ -1,0 +1,400 @@
+"""RunConfig, TaskType and TF_CONFIG parsing.
+
+`RunConfig` mirrors tf.estimator.RunConfig (2.15): the same arguments, defaults and
+derived cluster properties. The cluster comes from the `TF_CONFIG` environment
+variable, read once at construction. Every inconsistency in TF_CONFIG is a
+ValueError whose message starts with "TF_CONFIG" and shows the offending value.
+"""
+
+import json
+import os
+
+from estimator_lite import _validation
+from estimator_lite._tf import tf
+
+__all__ = ["RunConfig", "TaskType", "ClusterInfo", "parse_tf_config"]
+
+_TF_CONFIG_ENV = "TF_CONFIG"
+_DEFAULT_SAVE_CHECKPOINTS_SECS = 600
+_USE_DEFAULT = object()
+
+
+class TaskType:
+    """Task types of a TF_CONFIG cluster, as in tf.estimator.RunConfig."""
+
+    MASTER = "master"
+    PS = "ps"
+    WORKER = "worker"
+    CHIEF = "chief"
+    EVALUATOR = "evaluator"
+
+
+_VALID_TASK_TYPES = (TaskType.CHIEF, TaskType.WORKER, TaskType.PS, TaskType.MASTER,
+                     TaskType.EVALUATOR)
+_VALID_ENVIRONMENTS = ("cloud", "google", "local")
+
+
+class ClusterInfo:
+    """The cluster-derived part of a RunConfig (immutable, computed once).
+
+    Attributes mirror RunConfig's properties of the same names.
+    """
+
+    __slots__ = ("cluster_spec", "task_type", "task_id", "is_chief", "master",
+                 "evaluation_master", "num_ps_replicas", "num_worker_replicas",
+                 "global_id_in_cluster", "environment", "model_dir")
+
+    def __init__(self, **fields):
+        for name in self.__slots__:
+            object.__setattr__(self, name, fields[name])
+
+    def __setattr__(self, name, value):
+        raise AttributeError("ClusterInfo is immutable")
+
+    def __repr__(self):
+        parts = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__
+                          if n != "cluster_spec")
+        return f"ClusterInfo({parts})"
+
+
+def _tf_config_error(rule, value):
+    return ValueError(f"TF_CONFIG: {rule}; got {value!r}")
+
+
+def _load_tf_config(raw):
+    """Decodes the TF_CONFIG string into a dict ({} when unset or empty)."""
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        config = json.loads(raw)
+    except ValueError as e:
+        raise ValueError(f"TF_CONFIG: not valid JSON ({e}); got {raw!r}") from None
+    if not isinstance(config, dict):
+        raise _tf_config_error("must be a JSON object", config)
+    return config
+
+
+def _check_cluster(cluster):
+    """Validates the `cluster` entry: {job_name: [address, ...]}."""
+    if not isinstance(cluster, dict):
+        raise _tf_config_error("'cluster' must be a dict of job name to address list",
+                               cluster)
+    for job, addresses in cluster.items():
+        if job not in _VALID_TASK_TYPES:
+            raise _tf_config_error(f"unknown job {job!r} in 'cluster' (valid jobs: "
+                                   f"{', '.join(_VALID_TASK_TYPES)})", cluster)
+        if isinstance(addresses, str) or not isinstance(addresses, (list, tuple)):
+            raise _tf_config_error(f"cluster[{job!r}] must be a list of 'host:port' "
+                                   "strings", addresses)
+        for address in addresses:
+            if not isinstance(address, str) or not address:
+                raise _tf_config_error(f"cluster[{job!r}] must contain non-empty "
+                                       "'host:port' strings", addresses)
+    if TaskType.EVALUATOR in cluster:
+        raise _tf_config_error("the evaluator is not part of the training cluster; "
+                               "remove 'evaluator' from 'cluster'", cluster)
+    for single in (TaskType.CHIEF, TaskType.MASTER):
+        if len(cluster.get(single, ())) > 1:
+            raise _tf_config_error(f"at most one {single!r} task is allowed",
+                                   cluster[single])
+    if TaskType.CHIEF in cluster and TaskType.MASTER in cluster:
+        raise _tf_config_error("'chief' and 'master' cannot both be in the cluster",
+                               cluster)
+    if cluster and TaskType.CHIEF not in cluster and TaskType.MASTER not in cluster:
+        raise _tf_config_error("a cluster needs one 'chief' (or legacy 'master') task",
+                               cluster)
+    return {job: list(addresses) for job, addresses in cluster.items() if addresses}
+
+
+def _check_task(task, cluster):
+    """Validates the `task` entry and returns (task_type, task_id)."""
+    if not isinstance(task, dict):
+        raise _tf_config_error("'task' must be a dict with 'type' and 'index'", task)
+    task_type = task.get("type")
+    if task_type is None:
+        raise _tf_config_error("'task' has no 'type' (valid types: "
+                               f"{', '.join(_VALID_TASK_TYPES)})", task)
+    if task_type not in _VALID_TASK_TYPES:
+        raise _tf_config_error(f"unknown task type {task_type!r} (valid types: "
+                               f"{', '.join(_VALID_TASK_TYPES)})", task)
+    if "index" not in task:
+        raise _tf_config_error("'task' has no 'index'", task)
+    index = task["index"]
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise _tf_config_error("task 'index' must be an int", index)
+    if index < 0:
+        raise _tf_config_error("task 'index' must be >= 0", index)
+    if task_type == TaskType.EVALUATOR:
+        if TaskType.MASTER in cluster:
+            raise _tf_config_error("an evaluator is not supported with a legacy "
+                                   "'master' cluster; use 'chief'", cluster)
+        return task_type, index
+    if not cluster:
+        raise _tf_config_error(f"task type {task_type!r} needs a non-empty 'cluster'",
+                               task)
+    if task_type not in cluster:
+        raise _tf_config_error(f"task type {task_type!r} is not a job of 'cluster' "
+                               f"(jobs: {sorted(cluster)})", task)
+    if index >= len(cluster[task_type]):
+        raise _tf_config_error(f"task 'index' must be < {len(cluster[task_type])}, the "
+                               f"number of {task_type!r} tasks", index)
+    return task_type, index
+
+
+def _global_id(cluster, task_type, task_id):
+    """Global id: chief/master first, then other jobs sorted by name, ps last."""
+    chief_job = TaskType.CHIEF if TaskType.CHIEF in cluster else TaskType.MASTER
+    order = [chief_job] + sorted(j for j in cluster if j not in (chief_job, TaskType.PS))
+    order.append(TaskType.PS)
+    offset = 0
+    for job in order:
+        if job == task_type:
+            return offset + task_id
+        offset += len(cluster.get(job, ()))
+    raise AssertionError(f"task type {task_type!r} not in cluster")  # checked before
+
+
+def _optional_str(config, key):
+    value = config.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _tf_config_error(f"{key!r} must be a string", value)
+    return value
+
+
+def parse_tf_config(raw=None):
+    """Parses and validates a TF_CONFIG JSON string.
+
+    Args:
+      raw: the TF_CONFIG string; None reads the `TF_CONFIG` environment variable.
+
+    Returns:
+      A `ClusterInfo` with the derived cluster properties.
+
+    Raises:
+      ValueError: TF_CONFIG is malformed or inconsistent (message starts with
+        "TF_CONFIG").
+    """
+    if raw is None:
+        raw = os.environ.get(_TF_CONFIG_ENV)
+    config = _load_tf_config(raw)
+    cluster = _check_cluster(config.get("cluster", {}))
+    environment = config.get("environment", "cloud")
+    if environment not in _VALID_ENVIRONMENTS:
+        raise _tf_config_error(f"'environment' must be one of {_VALID_ENVIRONMENTS}",
+                               environment)
+    session_master = _optional_str(config, "session_master")
+    eval_master = _optional_str(config, "eval_session_master") or ""
+    model_dir = _optional_str(config, "model_dir")
+    task = config.get("task")
+    if not task and not cluster:
+        return ClusterInfo(
+            cluster_spec=tf.train.ClusterSpec({}), task_type=TaskType.WORKER,
+            task_id=0, is_chief=True, master=session_master or "",
+            evaluation_master=eval_master, num_ps_replicas=0, num_worker_replicas=1,
+            global_id_in_cluster=0, environment=environment, model_dir=model_dir)
+    task_type, task_id = _check_task(task or {}, cluster)
+    if task_type == TaskType.EVALUATOR:
+        # The evaluator is outside the training cluster: it sees no cluster.
+        return ClusterInfo(
+            cluster_spec=tf.train.ClusterSpec({}), task_type=task_type,
+            task_id=task_id, is_chief=False, master=session_master or "",
+            evaluation_master=eval_master, num_ps_replicas=0, num_worker_replicas=0,
+            global_id_in_cluster=None, environment=environment, model_dir=model_dir)
+    single_node = sum(len(a) for a in cluster.values()) == 1
+    if session_master is not None:
+        master = session_master
+    elif single_node:
+        master = ""
+    else:
+        master = "grpc://" + cluster[task_type][task_id]
+    workers = sum(len(cluster.get(j, ())) for j in
+                  (TaskType.CHIEF, TaskType.MASTER, TaskType.WORKER))
+    return ClusterInfo(
+        cluster_spec=tf.train.ClusterSpec(cluster), task_type=task_type,
+        task_id=task_id, is_chief=task_type in (TaskType.CHIEF, TaskType.MASTER),
+        master=master, evaluation_master=eval_master,
+        num_ps_replicas=len(cluster.get(TaskType.PS, ())), num_worker_replicas=workers,
+        global_id_in_cluster=_global_id(cluster, task_type, task_id),
+        environment=environment, model_dir=model_dir)
+
+
+def _default_device_filters(info):
+    """Device filters so a task only talks to the ps and itself (not other workers)."""
+    if not info.cluster_spec.jobs:
+        return None
+    if info.task_type in (TaskType.CHIEF, TaskType.MASTER):
+        return ["/job:ps", f"/job:{info.task_type}"]
+    if info.task_type == TaskType.WORKER:
+        return ["/job:ps", f"/job:worker/task:{info.task_id}"]
+    return None
+
+
+def _default_session_config(info):
+    config = tf.ConfigProto(allow_soft_placement=True)
+    filters = _default_device_filters(info)
+    if filters:
+        config.device_filters.extend(filters)
+    return config
+
+
+def _resolve_checkpoint_args(steps, secs):
+    """Applies tf.estimator's rule: 600 secs unless one of the two is given."""
+    if steps is _USE_DEFAULT and secs is _USE_DEFAULT:
+        return None, _DEFAULT_SAVE_CHECKPOINTS_SECS
+    steps = None if steps is _USE_DEFAULT else steps
+    secs = None if secs is _USE_DEFAULT else secs
+    if steps is not None and secs is not None:
+        raise ValueError("save_checkpoints_steps and save_checkpoints_secs cannot both "
+                         f"be set; got save_checkpoints_steps={steps!r}, "
+                         f"save_checkpoints_secs={secs!r}")
+    return (_validation.check_int("save_checkpoints_steps", steps, 1, allow_none=True),
+            _validation.check_number("save_checkpoints_secs", secs, 0, allow_none=True))
+
+
+def _check_model_dir(model_dir, tf_config_model_dir):
+    if model_dir is not None and not isinstance(model_dir, (str, os.PathLike)):
+        raise TypeError(f"model_dir must be a str or os.PathLike, got {model_dir!r}")
+    model_dir = os.fspath(model_dir) if model_dir is not None else None
+    if model_dir == "":
+        raise ValueError("model_dir must be a non-empty path or None, got ''")
+    if tf_config_model_dir is not None:
+        if model_dir is not None and (os.path.abspath(model_dir) !=
+                                      os.path.abspath(tf_config_model_dir)):
+            raise ValueError(f"TF_CONFIG: 'model_dir' {tf_config_model_dir!r} conflicts "
+                             f"with the model_dir argument {model_dir!r}")
+        return tf_config_model_dir
+    return model_dir
+
+
+class RunConfig:
+    """How an Estimator runs: checkpointing, summaries, session and cluster.
+
+    Arguments and defaults follow tf.estimator.RunConfig (2.15). The cluster is read
+    from the TF_CONFIG environment variable at construction.
+    """
+
+    _ARG_NAMES = ("model_dir", "tf_random_seed", "save_summary_steps",
+                  "save_checkpoints_steps", "save_checkpoints_secs", "session_config",
+                  "keep_checkpoint_max", "keep_checkpoint_every_n_hours",
+                  "log_step_count_steps", "train_distribute", "device_fn", "protocol",
+                  "eval_distribute", "experimental_distribute",
+                  "experimental_max_worker_delay_secs", "session_creation_timeout_secs",
+                  "checkpoint_save_graph_def")
+
+    def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=100,
+                 save_checkpoints_steps=_USE_DEFAULT, save_checkpoints_secs=_USE_DEFAULT,
+                 session_config=None, keep_checkpoint_max=5,
+                 keep_checkpoint_every_n_hours=10000, log_step_count_steps=100,
+                 train_distribute=None, device_fn=None, protocol=None,
+                 eval_distribute=None, experimental_distribute=None,
+                 experimental_max_worker_delay_secs=None,
+                 session_creation_timeout_secs=7200, checkpoint_save_graph_def=True):
+        """Validates the arguments and reads TF_CONFIG.
+
+        Raises:
+          TypeError: an argument has the wrong type.
+          ValueError: an argument has a bad value, or TF_CONFIG is invalid.
+        """
+        self._init(locals(), parse_tf_config())
+
+    def _init(self, args, cluster_info):
+        self._args = {name: args[name] for name in self._ARG_NAMES}
+        self._cluster = cluster_info
+        self._model_dir = _check_model_dir(args["model_dir"], cluster_info.model_dir)
+        self._tf_random_seed = _validation.check_int(
+            "tf_random_seed", args["tf_random_seed"], allow_none=True)
+        self._save_summary_steps = _validation.check_int(
+            "save_summary_steps", args["save_summary_steps"], 0, allow_none=True)
+        self._save_checkpoints_steps, self._save_checkpoints_secs = (
+            _resolve_checkpoint_args(args["save_checkpoints_steps"],
+                                     args["save_checkpoints_secs"]))
+        self._keep_checkpoint_max = _validation.check_int(
+            "keep_checkpoint_max", args["keep_checkpoint_max"], 0, allow_none=True)
+        self._keep_checkpoint_every_n_hours = _validation.check_number(
+            "keep_checkpoint_every_n_hours", args["keep_checkpoint_every_n_hours"], 0)
+        self._log_step_count_steps = _validation.check_int(
+            "log_step_count_steps", args["log_step_count_steps"], 0, allow_none=True)
+        self._experimental_max_worker_delay_secs = _validation.check_int(
+            "experimental_max_worker_delay_secs",
+            args["experimental_max_worker_delay_secs"], 0, allow_none=True)
+        self._session_creation_timeout_secs = _validation.check_int(
+            "session_creation_timeout_secs", args["session_creation_timeout_secs"], 1)
+        self._device_fn = _validation.check_callable("device_fn", args["device_fn"],
+                                                     allow_none=True)
+        protocol = args["protocol"]
+        if protocol is not None and not isinstance(protocol, str):
+            raise TypeError(f"protocol must be a str or None, got {protocol!r}")
+        self._protocol = protocol
+        for name in ("train_distribute", "eval_distribute", "experimental_distribute"):
+            if args[name] is not None:
+                raise ValueError(f"{name} is not supported by estimator_lite (use "
+                                 f"replicate_model_fn for multi-device); got "
+                                 f"{args[name]!r}")
+        self._checkpoint_save_graph_def = bool(args["checkpoint_save_graph_def"])
+        session_config = args["session_config"]
+        if session_config is not None and not isinstance(session_config, tf.ConfigProto):
+            raise TypeError("session_config must be a tf.compat.v1.ConfigProto or None, "
+                            f"got {session_config!r} of type "
+                            f"{type(session_config).__name__}")
+        self._session_config = (session_config if session_config is not None
+                                else _default_session_config(cluster_info))
+
+    def replace(self, **kwargs):
+        """Returns a copy with some arguments replaced, validated again.
+
+        The cluster read from TF_CONFIG at construction is kept.
+
+        Raises:
+          ValueError: an unknown argument name is given, or a value is invalid.
+          TypeError: a value has the wrong type.
+        """
+        unknown = sorted(set(kwargs) - set(self._ARG_NAMES))
+        if unknown:
+            raise ValueError(f"replace() got unknown arguments {unknown}; valid ones: "
+                             f"{', '.join(self._ARG_NAMES)}")
+        args = dict(self._args)
+        args.update(kwargs)
+        if ("save_checkpoints_steps" in kwargs) != ("save_checkpoints_secs" in kwargs):
+            # Replacing one of the pair clears the other, as in tf.estimator.
+            other = ("save_checkpoints_secs" if "save_checkpoints_steps" in kwargs
+                     else "save_checkpoints_steps")
+            args[other] = None
+        new = RunConfig.__new__(RunConfig)
+        new._init(args, self._cluster)
+        return new
+
+    def __repr__(self):
+        return (f"RunConfig(model_dir={self._model_dir!r}, task_type={self.task_type!r}, "
+                f"task_id={self.task_id}, is_chief={self.is_chief}, "
+                f"master={self.master!r})")
+
+    model_dir = property(lambda self: self._model_dir)
+    tf_random_seed = property(lambda self: self._tf_random_seed)
+    save_summary_steps = property(lambda self: self._save_summary_steps)
+    save_checkpoints_steps = property(lambda self: self._save_checkpoints_steps)
+    save_checkpoints_secs = property(lambda self: self._save_checkpoints_secs)
+    session_config = property(lambda self: self._session_config)
+    keep_checkpoint_max = property(lambda self: self._keep_checkpoint_max)
+    keep_checkpoint_every_n_hours = property(
+        lambda self: self._keep_checkpoint_every_n_hours)
+    log_step_count_steps = property(lambda self: self._log_step_count_steps)
+    protocol = property(lambda self: self._protocol)
+    device_fn = property(lambda self: self._device_fn)
+    experimental_max_worker_delay_secs = property(
+        lambda self: self._experimental_max_worker_delay_secs)
+    session_creation_timeout_secs = property(
+        lambda self: self._session_creation_timeout_secs)
+    checkpoint_save_graph_def = property(lambda self: self._checkpoint_save_graph_def)
+    train_distribute = property(lambda self: None)
+    eval_distribute = property(lambda self: None)
+    service = property(lambda self: None)
+    cluster_spec = property(lambda self: self._cluster.cluster_spec)
+    task_type = property(lambda self: self._cluster.task_type)
+    task_id = property(lambda self: self._cluster.task_id)
+    is_chief = property(lambda self: self._cluster.is_chief)
+    master = property(lambda self: self._cluster.master)
+    evaluation_master = property(lambda self: self._cluster.evaluation_master)
+    num_ps_replicas = property(lambda self: self._cluster.num_ps_replicas)
+    num_worker_replicas = property(lambda self: self._cluster.num_worker_replicas)
+    global_id_in_cluster = property(lambda self: self._cluster.global_id_in_cluster)
+    environment = property(lambda self: self._cluster.environment)

@@ -1,0 +1,383 @@
+"""A lean monitored training loop: sessions, hooks, checkpoints, summaries, recovery.
+
+`TrainSession` does what MonitoredTrainingSession plus tf.estimator's default hooks
+do, at a fraction of the per-step cost. Every step runs one precompiled callable
+that fetches a single int64 computed after the train op: the new global step, or
+-1 when the loss is not finite. That gives the exact step (correct on a cluster,
+where other workers move it too) and a NaN check on every step for the price of a
+bare ``session.run(train_op)``. Summaries, loss logging and SessionRunHook fetches
+go through a full ``session.run`` only on the steps where one of them is due.
+"""
+
+import os
+import time
+
+from absl import logging
+
+from estimator_lite._tf import tf
+
+__all__ = ["TrainSession", "NanLossDuringTrainingError", "CheckpointPolicy",
+           "build_step_guard"]
+
+_RECOVERABLE_ERRORS = (tf.errors.AbortedError, tf.errors.UnavailableError)
+_NAN_STEP = -1
+
+
+class NanLossDuringTrainingError(RuntimeError):
+    """The training loss became NaN or infinite."""
+
+
+class CheckpointPolicy:
+    """When and where the chief saves checkpoints.
+
+    Attributes:
+      checkpoint_dir: directory of `model.ckpt-<step>` files.
+      save_steps: save every this many global steps, or None.
+      save_secs: save every this many seconds, or None.
+      listeners: CheckpointSaverListeners called around each save.
+      save_graph_def: whether each save also writes the MetaGraphDef.
+    """
+
+    def __init__(self, checkpoint_dir, save_steps=None, save_secs=None, listeners=(),
+                 save_graph_def=True):
+        self.checkpoint_dir = checkpoint_dir
+        self.save_steps = save_steps
+        self.save_secs = save_secs
+        self.listeners = tuple(listeners)
+        self.save_graph_def = save_graph_def
+
+    @property
+    def enabled(self):
+        """Whether periodic saving is on (no saves at all when both are None)."""
+        return bool(self.save_steps or self.save_secs)
+
+
+def build_step_guard(global_step, train_op, loss):
+    """Builds the one tensor fetched every step.
+
+    Args:
+      global_step: the global step variable.
+      train_op: the op that trains one step.
+      loss: the scalar loss of that step.
+
+    Returns:
+      An int64 scalar: the global step read after `train_op` ran, or -1 when
+      `loss` is NaN or infinite.
+    """
+    with tf.control_dependencies([train_op]):
+        step_after = tf.identity(global_step)
+    finite = tf.reduce_all(tf.is_finite(loss))
+    return tf.where(finite, tf.cast(step_after, tf.int64),
+                    tf.constant(_NAN_STEP, tf.int64), name="step_guard")
+
+
+class _Periodic:
+    """Says when a task every `every_steps` steps or `every_secs` seconds is due."""
+
+    def __init__(self, every_steps=None, every_secs=None, clock=time.time):
+        self.every_steps = every_steps or None
+        self.every_secs = every_secs or None
+        self._clock = clock
+        self.last_step = None
+        self.last_time = None
+
+    @property
+    def enabled(self):
+        return self.every_steps is not None or self.every_secs is not None
+
+    def due(self, step):
+        """Whether the task is due at global step `step`."""
+        if not self.enabled or step == self.last_step:
+            return False
+        if self.last_step is None:
+            return True
+        if self.every_steps is not None:
+            return step >= self.last_step + self.every_steps
+        return self._clock() >= self.last_time + self.every_secs
+
+    def mark(self, step):
+        self.last_step = step
+        self.last_time = self._clock()
+
+
+def _merge_run_args(requests):
+    """Merges SessionRunArgs from several hooks into (fetches, feed_dict, options)."""
+    feed_dict = {}
+    options = None
+    for args in requests:
+        if args is None:
+            continue
+        for key, value in (args.feed_dict or {}).items():
+            if key in feed_dict:
+                raise RuntimeError(f"two SessionRunHooks feed the same tensor {key!r}")
+            feed_dict[key] = value
+        if args.options is not None:
+            if options is None:
+                options = tf.RunOptions()
+            options.trace_level = max(options.trace_level, args.options.trace_level)
+            if args.options.timeout_in_ms:
+                options.timeout_in_ms = (min(options.timeout_in_ms,
+                                             args.options.timeout_in_ms)
+                                         if options.timeout_in_ms
+                                         else args.options.timeout_in_ms)
+    fetches = [None if args is None else args.fetches for args in requests]
+    return fetches, feed_dict, options
+
+
+class TrainSession:
+    """Runs a training graph: session creation, hooks, periodic work, recovery.
+
+    Build the graph first (global step, train op, loss), then construct this object
+    in the same graph: it adds its own ops, calls every hook's `begin()` and
+    finalizes the graph. `run()` trains until a stop condition and returns the last
+    global step.
+    """
+
+    def __init__(self, *, global_step, train_op, loss, scaffold, hooks=(), master="",
+                 session_config=None, is_chief=True, checkpoint=None, summary_dir=None,
+                 save_summary_steps=None, log_step_count_steps=None,
+                 session_creation_timeout_secs=7200, clock=time.time):
+        """Prepares the graph for training.
+
+        Args:
+          global_step: the global step variable.
+          train_op: the training op.
+          loss: the scalar loss tensor.
+          scaffold: a finalizable tf.train.Scaffold (init ops, saver).
+          hooks: SessionRunHooks; their `begin()` is called here.
+          master: session target ('' for in-process).
+          session_config: tf.ConfigProto for the session.
+          is_chief: the chief initialises/restores, saves checkpoints and summaries;
+            others wait for the chief to initialise.
+          checkpoint: a CheckpointPolicy (chief only), or None for no checkpoints.
+          summary_dir: where the chief writes training summaries, or None.
+          save_summary_steps: summary period in steps (None/0 disables).
+          log_step_count_steps: step-rate log period in steps (None/0 disables).
+          session_creation_timeout_secs: how long a non-chief waits for the chief.
+          clock: time source (injectable for tests).
+        """
+        self._graph = tf.get_default_graph()
+        self._global_step = global_step
+        self._train_op = train_op
+        self._loss = loss
+        self._hooks = tuple(hooks)
+        self._master = master
+        self._session_config = session_config
+        self._is_chief = is_chief
+        self._checkpoint = checkpoint if is_chief else None
+        self._creation_timeout_secs = session_creation_timeout_secs
+        self._clock = clock
+        self._guard = build_step_guard(global_step, train_op, loss)
+        self._summary_dir = summary_dir if is_chief else None
+        self._summary_timer = _Periodic(save_summary_steps if self._summary_dir else None)
+        self._summary_op = self._build_summary_op() if self._summary_timer.enabled else None
+        self._log_timer = _Periodic(log_step_count_steps)
+        ckpt = self._checkpoint
+        self._save_timer = _Periodic(ckpt.save_steps, ckpt.save_secs, clock) if ckpt else (
+            _Periodic())
+        for hook in self._hooks:
+            hook.begin()
+        for listener in (self._checkpoint.listeners if self._checkpoint else ()):
+            listener.begin()
+        scaffold.finalize()
+        self._scaffold = scaffold
+        self._graph.finalize()
+        self._session = None
+        self._run_step = None
+        self._writer = None
+        self._stop_requested = False
+        self._rate_start = None
+
+    def _build_summary_op(self):
+        tf.summary.scalar("loss", self._loss)
+        return tf.summary.merge_all()
+
+    # Session lifecycle -------------------------------------------------------
+
+    def _create_session(self):
+        manager = tf.train.SessionManager(
+            local_init_op=self._scaffold.local_init_op,
+            ready_op=self._scaffold.ready_op,
+            ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
+            graph=self._graph)
+        if self._is_chief:
+            ckpt_dir = self._checkpoint.checkpoint_dir if self._checkpoint else None
+            session = manager.prepare_session(
+                self._master, init_op=self._scaffold.init_op, saver=self._scaffold.saver,
+                checkpoint_dir=ckpt_dir, config=self._session_config,
+                init_feed_dict=self._scaffold.init_feed_dict,
+                init_fn=self._scaffold.init_fn)
+        else:
+            session = manager.wait_for_session(
+                self._master, config=self._session_config,
+                max_wait_secs=self._creation_timeout_secs)
+        self._session = session
+        self._run_step = session.make_callable(self._guard)
+        coordinator = tf.train.Coordinator()
+        for hook in self._hooks:
+            hook.after_create_session(session, coordinator)
+        return int(session.run(self._global_step))
+
+    def _close_session(self):
+        if self._session is not None:
+            try:
+                self._session.close()
+            except _RECOVERABLE_ERRORS as e:
+                logging.warning("Error while closing a broken session: %s", e)
+            self._session = None
+            self._run_step = None
+
+    # Periodic work -------------------------------------------------------------
+
+    def _save(self, step):
+        ckpt = self._checkpoint
+        for listener in ckpt.listeners:
+            listener.before_save(self._session, step)
+        path = self._scaffold.saver.save(
+            self._session, os.path.join(ckpt.checkpoint_dir, "model.ckpt"),
+            global_step=step, write_meta_graph=ckpt.save_graph_def)
+        logging.info("Saved checkpoint for step %d: %s", step, path)
+        self._save_timer.mark(step)
+        stop = False
+        for listener in ckpt.listeners:
+            if listener.after_save(self._session, step):
+                logging.info("A CheckpointSaverListener requested to stop training.")
+                stop = True
+        return stop
+
+    def _first_save(self, step):
+        """Saves at session creation unless a checkpoint for `step` already exists."""
+        latest = tf.train.latest_checkpoint(self._checkpoint.checkpoint_dir)
+        if latest is not None and latest.endswith(f"-{step}"):
+            self._save_timer.mark(step)
+            return False
+        return self._save(step)
+
+    def _log_rate(self, step, loss):
+        now = self._clock()
+        start_step, start_time = self._rate_start
+        elapsed = now - start_time
+        rate = (step - start_step) / elapsed if elapsed > 0 else float("nan")
+        logging.info("step %d: loss = %.6g (%.1f steps/sec)", step, loss, rate)
+        if self._writer is not None and elapsed > 0:
+            summary = tf.Summary(value=[tf.Summary.Value(tag="global_step/sec",
+                                                         simple_value=rate)])
+            self._writer.add_summary(summary, step)
+        self._rate_start = (step, now)
+        self._log_timer.mark(step)
+
+    # The step --------------------------------------------------------------------
+
+    def _extra_fetches(self, next_step):
+        extra = {}
+        if self._summary_op is not None and self._summary_timer.due(next_step):
+            extra["summary"] = self._summary_op
+        if self._log_timer.due(next_step):
+            extra["loss"] = self._loss
+        return extra
+
+    def _step(self, last_step):
+        """Runs one training step; returns the new global step."""
+        extra = self._extra_fetches(last_step + 1)
+        if not self._hooks and not extra:
+            step = self._run_step()
+            results = None
+        else:
+            step, results = self._run_with_hooks(extra)
+        if step == _NAN_STEP:
+            raise NanLossDuringTrainingError(
+                f"NaN or infinite loss during training after global step {last_step}")
+        step = int(step)
+        if results is not None:
+            if "summary" in results:
+                self._writer.add_summary(results["summary"], step)
+                self._summary_timer.mark(step)
+            if "loss" in results:
+                self._log_rate(step, results["loss"])
+        return step
+
+    def _run_with_hooks(self, extra):
+        context = tf.train.SessionRunContext(
+            original_args=tf.train.SessionRunArgs(self._train_op), session=self._session)
+        requests = [hook.before_run(context) for hook in self._hooks]
+        if not extra and all(r is None for r in requests):
+            step = self._run_step()
+            results = {}
+            hook_results = [None] * len(requests)
+            options = metadata = None
+        else:
+            hook_fetches, feed_dict, options = _merge_run_args(requests)
+            metadata = tf.RunMetadata() if options is not None else None
+            out = self._session.run(
+                {"step": self._guard, "extra": extra, "hooks": hook_fetches},
+                feed_dict=feed_dict or None, options=options, run_metadata=metadata)
+            step, results, hook_results = out["step"], out["extra"], out["hooks"]
+        for hook, value in zip(self._hooks, hook_results):
+            hook.after_run(context, tf.train.SessionRunValues(
+                results=value, options=options, run_metadata=metadata))
+        if context.stop_requested:
+            self._stop_requested = True
+        return step, results
+
+    # Public ----------------------------------------------------------------------------
+
+    def run(self, stop_at_step_fn):
+        """Trains until `stop_at_step_fn(step)` is true, a hook or listener stops
+        training, or the input ends.
+
+        Args:
+          stop_at_step_fn: called with the global step after every step (and once
+            after session creation); returns True to stop.
+
+        Returns:
+          The last global step.
+
+        Raises:
+          NanLossDuringTrainingError: the loss became NaN or infinite.
+        """
+        if self._summary_dir:
+            self._writer = tf.summary.FileWriter(self._summary_dir, graph=self._graph)
+        try:
+            step = self._train_until(stop_at_step_fn)
+            self._finish(step)
+            return step
+        finally:
+            if self._writer is not None:
+                self._writer.close()
+            self._close_session()
+
+    def _start(self):
+        step = self._create_session()
+        if self._checkpoint is not None and self._checkpoint.enabled:
+            if self._first_save(step):
+                self._stop_requested = True
+        self._rate_start = (step, self._clock())
+        self._log_timer.mark(step)
+        return step
+
+    def _train_until(self, stop_at_step_fn):
+        step = self._start()
+        while not self._stop_requested and not stop_at_step_fn(step):
+            try:
+                step = self._step(step)
+            except tf.errors.OutOfRangeError:
+                logging.info("Input ended at global step %d; stopping training.", step)
+                break
+            except _RECOVERABLE_ERRORS as e:
+                logging.warning("Session failed (%s); recreating it.", type(e).__name__)
+                self._close_session()
+                step = self._start()
+                continue
+            if self._save_timer.due(step) and self._save(step):
+                self._stop_requested = True
+        return step
+
+    def _finish(self, step):
+        ckpt = self._checkpoint
+        if ckpt is not None and ckpt.enabled:
+            if self._save_timer.last_step != step:
+                self._save(step)
+            for listener in ckpt.listeners:
+                listener.end(self._session, step)
+        for hook in self._hooks:
+            hook.end(self._session)
