@@ -1,6 +1,6 @@
 """estimator_lite: Estimator-style training orchestration for TF graph mode.
 
-A drop-in for the parts of tf.estimator that TensorFlow 2.16 removed:
+A drop-in for the parts of TF Estimator that TensorFlow 2.16 removed:
 ``import estimator_lite as tf_estimator``.
 """
 

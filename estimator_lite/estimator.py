@@ -1,6 +1,6 @@
 """Estimator: train / evaluate / predict / export a model_fn in graph mode.
 
-API and behaviour follow tf.estimator.Estimator (2.15). Every call builds its own
+API and behaviour follow TF Estimator's Estimator (2.15). Every call builds its own
 `tf.Graph` and leaves no global TensorFlow state behind.
 """
 
@@ -28,7 +28,7 @@ _INPUT_FN_ARGS = ("mode", "params", "config")
 class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
         "ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info",
         "var_name_to_prev_var_name"])):
-    """Where and which variables to warm-start from (as tf.estimator's)."""
+    """Where and which variables to warm-start from (as TF Estimator's)."""
 
     def __new__(cls, ckpt_to_initialize_from, vars_to_warm_start=".*",
                 var_name_to_vocab_info=None, var_name_to_prev_var_name=None):
@@ -563,10 +563,11 @@ def _run_with_hooks(session, hooks, fetches, fast_fn=None):
     for request in requests:
         if request is not None and request.feed_dict:
             feed_dict.update(request.feed_dict)
-    hook_fetches = [None if r is None else r.fetches for r in requests]
+    hook_fetches = {i: r.fetches for i, r in enumerate(requests)
+                    if r is not None and r.fetches is not None}
     out = session.run({"main": fetches, "hooks": hook_fetches}, feed_dict=feed_dict or None)
-    for hook, value in zip(hooks, out["hooks"]):
-        hook.after_run(context, tf.train.SessionRunValues(value, None, None))
+    for i, hook in enumerate(hooks):
+        hook.after_run(context, tf.train.SessionRunValues(out["hooks"].get(i), None, None))
     if context.stop_requested:
         raise tf.errors.OutOfRangeError(None, None, "a hook requested to stop")
     return out["main"]

@@ -1,6 +1,6 @@
 """Serving inputs, export outputs and SignatureDefs for SavedModel export.
 
-Mirrors tf.estimator.export: `ServingInputReceiver`, `TensorServingInputReceiver`,
+Mirrors TF Estimator's export module: `ServingInputReceiver`, `TensorServingInputReceiver`,
 `build_raw_serving_input_receiver_fn`, `build_parsing_serving_input_receiver_fn`,
 `ClassificationOutput`, `RegressionOutput` and `PredictOutput`.
 """
@@ -48,7 +48,7 @@ class ServingInputReceiver:
     """Serving input: the features for the model_fn and the tensors a client feeds.
 
     A single `features` tensor is wrapped as ``{'feature': tensor}`` (as in
-    tf.estimator); use `TensorServingInputReceiver` to pass it unwrapped.
+    TF Estimator); use `TensorServingInputReceiver` to pass it unwrapped.
     """
 
     def __init__(self, features, receiver_tensors, receiver_tensors_alternatives=None):

@@ -9,7 +9,7 @@ __all__ = ["ModeKeys", "EstimatorSpec"]
 
 
 class ModeKeys:
-    """The mode a model_fn is called in (same strings as tf.estimator.ModeKeys)."""
+    """The mode a model_fn is called in (same strings as TF Estimator's ModeKeys)."""
 
     TRAIN = "train"
     EVAL = "eval"

@@ -1,6 +1,6 @@
 """RunConfig, TaskType and TF_CONFIG parsing.
 
-`RunConfig` mirrors tf.estimator.RunConfig (2.15): the same arguments, defaults and
+`RunConfig` mirrors TF Estimator's RunConfig (2.15): the same arguments, defaults and
 derived cluster properties. The cluster comes from the `TF_CONFIG` environment
 variable, read once at construction. Every inconsistency in TF_CONFIG is a
 ValueError whose message starts with "TF_CONFIG" and shows the offending value.
@@ -20,7 +20,7 @@ _USE_DEFAULT = object()
 
 
 class TaskType:
-    """Task types of a TF_CONFIG cluster, as in tf.estimator.RunConfig."""
+    """Task types of a TF_CONFIG cluster, as in TF Estimator's RunConfig."""
 
     MASTER = "master"
     PS = "ps"
@@ -238,7 +238,7 @@ def _default_session_config(info):
 
 
 def _resolve_checkpoint_args(steps, secs):
-    """Applies tf.estimator's rule: 600 secs unless one of the two is given."""
+    """Applies TF Estimator's rule: 600 secs unless one of the two is given."""
     if steps is _USE_DEFAULT and secs is _USE_DEFAULT:
         return None, _DEFAULT_SAVE_CHECKPOINTS_SECS
     steps = None if steps is _USE_DEFAULT else steps
@@ -269,7 +269,7 @@ def _check_model_dir(model_dir, tf_config_model_dir):
 class RunConfig:
     """How an Estimator runs: checkpointing, summaries, session and cluster.
 
-    Arguments and defaults follow tf.estimator.RunConfig (2.15). The cluster is read
+    Arguments and defaults follow TF Estimator's RunConfig (2.15). The cluster is read
     from the TF_CONFIG environment variable at construction.
     """
 
@@ -355,7 +355,7 @@ class RunConfig:
         args = dict(self._args)
         args.update(kwargs)
         if ("save_checkpoints_steps" in kwargs) != ("save_checkpoints_secs" in kwargs):
-            # Replacing one of the pair clears the other, as in tf.estimator.
+            # Replacing one of the pair clears the other, as in TF Estimator.
             other = ("save_checkpoints_secs" if "save_checkpoints_steps" in kwargs
                      else "save_checkpoints_steps")
             args[other] = None

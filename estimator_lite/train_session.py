@@ -1,6 +1,6 @@
 """A lean monitored training loop: sessions, hooks, checkpoints, summaries, recovery.
 
-`TrainSession` does what MonitoredTrainingSession plus tf.estimator's default hooks
+`TrainSession` does what MonitoredTrainingSession plus TF Estimator's default hooks
 do, at a fraction of the per-step cost. Every step runs one precompiled callable
 that fetches a single int64 computed after the train op: the new global step, or
 -1 when the loss is not finite. That gives the exact step (correct on a cluster,
@@ -21,6 +21,9 @@ __all__ = ["TrainSession", "NanLossDuringTrainingError", "CheckpointPolicy",
 
 _RECOVERABLE_ERRORS = (tf.errors.AbortedError, tf.errors.UnavailableError)
 _NAN_STEP = -1
+# How often a non-chief checks whether the chief has initialised the model
+# (SessionManager's default of 30 s delays every worker start by up to that much).
+_READY_POLL_SECS = 1
 
 
 class NanLossDuringTrainingError(RuntimeError):
@@ -120,7 +123,8 @@ def _merge_run_args(requests):
                                              args.options.timeout_in_ms)
                                          if options.timeout_in_ms
                                          else args.options.timeout_in_ms)
-    fetches = [None if args is None else args.fetches for args in requests]
+    fetches = {i: args.fetches for i, args in enumerate(requests)
+               if args is not None and args.fetches is not None}
     return fetches, feed_dict, options
 
 
@@ -199,7 +203,7 @@ class TrainSession:
             local_init_op=self._scaffold.local_init_op,
             ready_op=self._scaffold.ready_op,
             ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
-            graph=self._graph)
+            graph=self._graph, recovery_wait_secs=_READY_POLL_SECS)
         if self._is_chief:
             ckpt_dir = self._checkpoint.checkpoint_dir if self._checkpoint else None
             session = manager.prepare_session(
@@ -311,8 +315,9 @@ class TrainSession:
             out = self._session.run(
                 {"step": self._guard, "extra": extra, "hooks": hook_fetches},
                 feed_dict=feed_dict or None, options=options, run_metadata=metadata)
-            step, results, hook_results = out["step"], out["extra"], out["hooks"]
-        for hook, value in zip(self._hooks, hook_results):
+            step, results = out["step"], out["extra"]
+            hook_results = [out["hooks"].get(i) for i in range(len(requests))]
+        for hook, value in zip(self._hooks, hook_results, strict=True):
             hook.after_run(context, tf.train.SessionRunValues(
                 results=value, options=options, run_metadata=metadata))
         if context.stop_requested:
@@ -348,9 +353,9 @@ class TrainSession:
 
     def _start(self):
         step = self._create_session()
-        if self._checkpoint is not None and self._checkpoint.enabled:
-            if self._first_save(step):
-                self._stop_requested = True
+        ckpt = self._checkpoint
+        if ckpt is not None and ckpt.enabled and self._first_save(step):
+            self._stop_requested = True
         self._rate_start = (step, self._clock())
         self._log_timer.mark(step)
         return step

@@ -1,0 +1,47 @@
+"""Packaging for estimator_lite.
+
+TensorFlow is an extra rather than a hard requirement so that the user picks the
+build (`tensorflow-cpu` or `tensorflow`) and an existing install is never replaced:
+`pip install -e .[cpu]` or `pip install -e .[tf]`.
+"""
+
+import os
+import re
+
+from setuptools import find_packages, setup
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _read(name):
+    with open(os.path.join(_HERE, name), encoding="utf-8") as f:
+        return f.read()
+
+
+def _version():
+    return re.search(r'^__version__ = "([^"]+)"', _read("estimator_lite/__init__.py"),
+                     re.M).group(1)
+
+
+setup(
+    name="estimator_lite",
+    version=_version(),
+    description="Estimator-style training orchestration for TensorFlow graph mode",
+    long_description=_read("README.md"),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["estimator_lite", "estimator_lite.*"]),
+    install_requires=["absl-py>=1.0", "numpy>=1.22"],
+    extras_require={
+        "cpu": ["tensorflow-cpu>=2.12"],
+        "tf": ["tensorflow>=2.12"],
+        "test": ["pytest>=7", "pytest-timeout>=2.1", "ruff>=0.4"],
+    },
+    entry_points={"console_scripts": []},
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "License :: OSI Approved :: Apache Software License",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+    ],
+)

@@ -1,0 +1,351 @@
+"""Tests for Estimator: train, resume, evaluate, predict, export, distributed."""
+
+import glob
+import os
+import threading
+
+import numpy as np
+import pytest
+import tensorflow as tf2
+
+import estimator_lite as el
+from estimator_lite import cluster as cluster_lib
+from estimator_lite._tf import tf
+from tests import models
+
+ERR_STEPS_AND_MAX = "give steps or max_steps, not both"
+ERR_NO_CHECKPOINT = "no checkpoint found"
+
+
+def _checkpoint_steps(model_dir):
+    state = tf.train.get_checkpoint_state(str(model_dir))
+    return sorted(int(p.rsplit("-", 1)[1]) for p in state.all_model_checkpoint_paths)
+
+
+def _scalar_events(event_dir, tag):
+    """{step: value} of a scalar summary over all event files in `event_dir`."""
+    values = {}
+    for path in glob.glob(os.path.join(str(event_dir), "events.out.tfevents.*")):
+        for event in tf.train.summary_iterator(path):
+            for value in event.summary.value:
+                if value.tag == tag:
+                    values[event.step] = value.simple_value
+    return values
+
+
+class _RecordingListener(tf.train.CheckpointSaverListener):
+    def __init__(self, stop_at_step=None):
+        self.saved_steps = []
+        self.calls = []
+        self._stop_at_step = stop_at_step
+
+    def begin(self):
+        self.calls.append("begin")
+
+    def after_save(self, session, global_step_value):
+        self.saved_steps.append(global_step_value)
+        return self._stop_at_step is not None and global_step_value >= self._stop_at_step
+
+    def end(self, session, global_step_value):
+        self.calls.append(("end", global_step_value))
+
+
+def test_train_resume_evaluate_predict_export_round_trip(tmp_path):
+    est = models.make_estimator(tmp_path, log_step_count_steps=5)
+    est.train(models.input_fn(), max_steps=20)
+    assert _checkpoint_steps(tmp_path) == [0, 10, 20]
+    est.train(models.input_fn(), steps=5)  # resumes from step 20
+    assert est.get_variable_value("global_step") == 25
+    assert _checkpoint_steps(tmp_path)[-1] == 25
+    assert "w" in est.get_variable_names()
+
+    metrics = est.evaluate(models.input_fn(epochs=1))
+    assert metrics["global_step"] == 25
+    assert metrics["loss"] < 0.05 and metrics["mae"] < 0.2
+    assert set(metrics) == {"loss", "mae", "global_step"}
+
+    x, _ = models.linear_data(10)
+    predictions = list(est.predict(lambda: tf.data.Dataset.from_tensor_slices(
+        {"x": x}).batch(4)))
+    assert len(predictions) == 10 and set(predictions[0]) == {"y"}
+    weights = est.get_variable_value("w")
+    bias = est.get_variable_value("b")
+    expected = x @ weights + bias
+    np.testing.assert_allclose([p["y"] for p in predictions], expected, rtol=1e-5)
+
+    export_dir = est.export_saved_model(str(tmp_path / "export"),
+                                        models.raw_serving_input_fn)
+    assert os.path.basename(export_dir).isdigit()
+    assert sorted(os.listdir(tmp_path / "export")) == [os.path.basename(export_dir)]
+    loaded = tf2.saved_model.load(export_dir)
+    assert set(loaded.signatures) == {"serving_default", "regress"}
+    served = loaded.signatures["serving_default"](x=tf2.constant(x))["outputs"].numpy()
+    np.testing.assert_allclose(served, expected, rtol=1e-5)
+
+
+def test_max_steps_already_reached_skips_training(tmp_path):
+    est = models.make_estimator(tmp_path)
+    est.train(models.input_fn(), max_steps=10)
+    files_before = sorted(os.listdir(tmp_path))
+    est.train(models.input_fn(), max_steps=10)
+    assert sorted(os.listdir(tmp_path)) == files_before
+    est.train(models.input_fn(), max_steps=12)
+    assert est.get_variable_value("global_step") == 12
+
+
+def test_steps_and_max_steps_validation(tmp_path):
+    est = models.make_estimator(tmp_path)
+    with pytest.raises(ValueError, match=ERR_STEPS_AND_MAX):
+        est.train(models.input_fn(), steps=1, max_steps=2)
+    with pytest.raises(ValueError, match="steps must be >= 1"):
+        est.train(models.input_fn(), steps=0)
+    with pytest.raises(TypeError, match="max_steps must be an int"):
+        est.train(models.input_fn(), max_steps="10")
+    with pytest.raises(TypeError, match="hooks must contain only SessionRunHook"):
+        est.train(models.input_fn(), steps=1, hooks=[object()])
+
+
+def test_input_end_stops_training_cleanly(tmp_path):
+    est = models.make_estimator(tmp_path)
+    est.train(models.input_fn(n=256, batch_size=32, epochs=1), max_steps=100)
+    assert est.get_variable_value("global_step") == 8
+    assert _checkpoint_steps(tmp_path)[-1] == 8
+
+
+def test_input_fn_may_return_a_tuple_and_model_fn_fewer_args(tmp_path):
+    x, y = models.linear_data(32)
+
+    def input_fn():
+        return {"x": tf.constant(x)}, tf.constant(y)
+
+    def model_fn(features, labels, mode):
+        return models.linear_model_fn(features, labels, mode, {})
+
+    est = el.Estimator(model_fn, config=el.RunConfig(model_dir=str(tmp_path)))
+    est.train(input_fn, steps=3)
+    assert est.get_variable_value("global_step") == 3
+    assert est.evaluate(input_fn, steps=2)["global_step"] == 3
+
+
+def test_warm_start_copies_variables(tmp_path):
+    source = models.make_estimator(tmp_path / "source")
+    source.train(models.input_fn(), max_steps=20)
+    target = el.Estimator(models.linear_model_fn,
+                          config=el.RunConfig(model_dir=str(tmp_path / "target")),
+                          params={"learning_rate": 0.0},
+                          warm_start_from=str(tmp_path / "source"))
+    target.train(models.input_fn(), steps=1)
+    np.testing.assert_allclose(target.get_variable_value("w"),
+                               source.get_variable_value("w"))
+    assert target.get_variable_value("global_step") == 1  # global step is not copied
+
+
+def test_listener_after_save_true_stops_training(tmp_path):
+    listener = _RecordingListener(stop_at_step=20)
+    est = models.make_estimator(tmp_path)
+    est.train(models.input_fn(), max_steps=100, saving_listeners=[listener])
+    assert listener.saved_steps == [0, 10, 20]
+    assert listener.calls == ["begin", ("end", 20)]
+    assert est.get_variable_value("global_step") == 20
+
+
+def test_listeners_need_checkpointing(tmp_path):
+    est = models.make_estimator(tmp_path, save_checkpoints_steps=None,
+                                save_checkpoints_secs=None)
+    with pytest.raises(ValueError, match="saving_listeners need checkpoints"):
+        est.train(models.input_fn(), steps=1, saving_listeners=[_RecordingListener()])
+
+
+def test_eval_dir_naming_and_summaries(tmp_path):
+    est = models.make_estimator(tmp_path)
+    est.train(models.input_fn(), max_steps=10)
+    assert est.eval_dir() == os.path.join(str(tmp_path), "eval")
+    assert est.eval_dir("holdout") == os.path.join(str(tmp_path), "eval_holdout")
+    default = est.evaluate(models.input_fn(epochs=1))
+    named = est.evaluate(models.input_fn(epochs=1), name="holdout")
+    assert _scalar_events(est.eval_dir(), "loss") == {10: pytest.approx(default["loss"])}
+    assert _scalar_events(est.eval_dir("holdout"), "mae") == {
+        10: pytest.approx(named["mae"])}
+
+
+def test_evaluate_steps_limits_batches(tmp_path):
+    est = models.make_estimator(tmp_path)
+    est.train(models.input_fn(), max_steps=1)
+    # Batch i has labels all equal to i, so the mean label tells how many ran.
+    labels = np.repeat(np.arange(4, dtype=np.float32), 8).reshape(-1, 1)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(
+            ({"x": np.zeros((32, 4), np.float32)}, labels)).batch(8)
+
+    def model_fn(features, labels, mode):
+        spec = models.linear_model_fn(features, labels, mode, {})
+        metrics = {"label_mean": tf.metrics.mean(labels)}
+        return spec._replace(eval_metric_ops=metrics)
+
+    two = el.Estimator(model_fn, config=est.config).evaluate(input_fn, steps=2)
+    assert two["label_mean"] == pytest.approx(0.5)
+    everything = el.Estimator(model_fn, config=est.config).evaluate(input_fn)
+    assert everything["label_mean"] == pytest.approx(1.5)
+
+
+def test_training_summaries_every_save_summary_steps(tmp_path):
+    est = models.make_estimator(tmp_path, save_summary_steps=5)
+    est.train(models.input_fn(), max_steps=12)
+    assert sorted(_scalar_events(tmp_path, "loss")) == [1, 6, 11]
+    assert os.path.exists(os.path.join(str(tmp_path), "model.ckpt-12.index"))
+
+
+def test_predict_options(tmp_path):
+    est = models.make_estimator(tmp_path)
+    with pytest.raises(ValueError, match=ERR_NO_CHECKPOINT):
+        next(est.predict(models.input_fn(epochs=1)))
+    est.train(models.input_fn(), max_steps=2)
+    batches = list(est.predict(models.input_fn(n=40, batch_size=16, epochs=1),
+                               yield_single_examples=False))
+    assert [b["y"].shape[0] for b in batches] == [16, 16, 8]
+    with pytest.raises(ValueError, match="not among the predictions"):
+        next(est.predict(models.input_fn(epochs=1), predict_keys=["nope"]))
+    first = next(est.predict(models.input_fn(epochs=1), predict_keys="y"))
+    assert set(first) == {"y"}
+
+
+def test_nan_loss_stops_training(tmp_path):
+    def model_fn(features, labels, mode):
+        w = tf.get_variable("w", [], initializer=tf.ones_initializer())
+        step = tf.train.get_global_step()
+        loss = tf.where(step >= 3, tf.constant(np.nan), w * 1.0)
+        train_op = tf.train.GradientDescentOptimizer(0.0).minimize(loss, step)
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    est = el.Estimator(model_fn, config=el.RunConfig(model_dir=str(tmp_path)))
+    with pytest.raises(el.NanLossDuringTrainingError, match="after global step 3"):
+        est.train(models.input_fn(), max_steps=10)
+
+
+class _FetchingHook(tf.train.SessionRunHook):
+    """Fetches the loss every step and counts session creations."""
+
+    def __init__(self, fail_at_run=None):
+        self.losses = []
+        self.sessions_created = 0
+        self.ended = False
+        self._fail_at_run = fail_at_run
+
+    def after_create_session(self, session, coord):
+        self.sessions_created += 1
+
+    def before_run(self, run_context):
+        return tf.train.SessionRunArgs({"loss": tf.get_collection("test_loss")[0]})
+
+    def after_run(self, run_context, run_values):
+        self.losses.append(run_values.results["loss"])
+        if len(self.losses) == self._fail_at_run:
+            raise tf.errors.AbortedError(None, None, "simulated preemption")
+
+    def end(self, session):
+        self.ended = True
+
+
+def _model_fn_exposing_loss(features, labels, mode, params):
+    spec = models.linear_model_fn(features, labels, mode, params)
+    if spec.loss is not None:
+        tf.add_to_collection("test_loss", spec.loss)
+    return spec
+
+
+def test_hooks_get_their_fetches_and_stop_requests(tmp_path):
+    hook = _FetchingHook()
+    est = el.Estimator(_model_fn_exposing_loss, config=el.RunConfig(
+        model_dir=str(tmp_path), save_checkpoints_steps=10))
+    est.train(models.input_fn(), hooks=[hook, tf.train.StopAtStepHook(last_step=7)])
+    assert len(hook.losses) == 7 and hook.ended
+    assert est.get_variable_value("global_step") == 7
+
+
+def test_recovers_from_aborted_session(tmp_path):
+    hook = _FetchingHook(fail_at_run=15)
+    est = el.Estimator(_model_fn_exposing_loss, config=el.RunConfig(
+        model_dir=str(tmp_path), save_checkpoints_steps=10))
+    est.train(models.input_fn(), hooks=[hook], max_steps=30)
+    assert hook.sessions_created == 2  # recreated once, restored from step 10
+    assert len(hook.losses) == 15 + 20
+    assert est.get_variable_value("global_step") == 30
+
+
+def test_estimator_argument_errors(tmp_path):
+    with pytest.raises(TypeError, match="config must be an estimator_lite.RunConfig"):
+        el.Estimator(models.linear_model_fn, config={"model_dir": "x"})
+    with pytest.raises(ValueError, match="must take a 'features' argument"):
+        el.Estimator(lambda inputs, mode: None)
+    with pytest.raises(ValueError, match="unknown arguments"):
+        el.Estimator(lambda features, extra: None)
+    with pytest.raises(TypeError, match="params must be a dict"):
+        el.Estimator(models.linear_model_fn, params=[1])
+    with pytest.raises(ValueError, match="differs from config.model_dir"):
+        el.Estimator(models.linear_model_fn, model_dir=str(tmp_path / "a"),
+                     config=el.RunConfig(model_dir=str(tmp_path / "b")))
+    with pytest.raises(TypeError, match="model_fn must be callable"):
+        el.Estimator("not callable")
+
+
+def test_model_dir_defaults_and_config_sync(tmp_path):
+    est = el.Estimator(models.linear_model_fn, model_dir=str(tmp_path))
+    assert est.model_dir == str(tmp_path) and est.config.model_dir == str(tmp_path)
+    temp = el.Estimator(models.linear_model_fn)
+    assert os.path.isdir(temp.model_dir)
+
+
+def test_model_fn_must_return_spec_for_its_mode(tmp_path):
+    def model_fn(features, labels, mode):
+        spec = models.linear_model_fn(features, labels, el.ModeKeys.EVAL, {})
+        return spec if mode == el.ModeKeys.TRAIN else None
+
+    est = el.Estimator(model_fn, model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="returned an EstimatorSpec for mode 'eval'"):
+        est.train(models.input_fn(), steps=1)
+
+
+class _DeviceRecorder(tf.train.SessionRunHook):
+    def begin(self):
+        self.devices = {v.op.name: v.device for v in tf.global_variables()}
+
+
+def _start_servers(cluster):
+    spec = tf.train.ClusterSpec(cluster)
+    return [tf.train.Server(spec, job_name=job, task_index=i, start=True)
+            for job, addresses in cluster.items() for i in range(len(addresses))]
+
+
+def test_distributed_training_with_real_servers(tmp_path, monkeypatch):
+    cluster = cluster_lib.local_cluster_spec(num_ps=1, num_workers=1)
+    servers = _start_servers(cluster)
+    estimators, recorders = {}, {}
+    for task_type in ("chief", "worker"):
+        monkeypatch.setenv("TF_CONFIG", cluster_lib.tf_config(cluster, task_type, 0))
+        config = el.RunConfig(model_dir=str(tmp_path), save_checkpoints_steps=20)
+        estimators[task_type] = el.Estimator(models.linear_model_fn, config=config)
+        recorders[task_type] = _DeviceRecorder()
+    errors = []
+
+    def train(task_type):
+        try:
+            estimators[task_type].train(models.input_fn(), hooks=[recorders[task_type]],
+                                        max_steps=60)
+        except Exception as e:  # noqa: BLE001 - reported to the main thread below
+            errors.append((task_type, e))
+
+    threads = [threading.Thread(target=train, args=(t,)) for t in ("chief", "worker")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "training did not finish"
+    assert errors == []
+    for recorder in recorders.values():
+        assert recorder.devices["w"].startswith("/job:ps/task:0")
+        assert recorder.devices["global_step"].startswith("/job:ps/task:0")
+    steps = _checkpoint_steps(tmp_path)
+    assert steps[-1] >= 60
+    assert all(s == 0 or s >= 20 for s in steps)
+    assert len(servers) == 3

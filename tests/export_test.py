@@ -1,0 +1,146 @@
+"""Tests for serving input receivers, export outputs, signatures and atomic writes."""
+
+import os
+
+import pytest
+
+import estimator_lite as el
+from estimator_lite import export
+from estimator_lite._tf import tf
+
+SIG = tf.saved_model.signature_constants
+
+
+@pytest.fixture
+def graph():
+    with tf.Graph().as_default() as g:
+        yield g
+
+
+def test_raw_receiver_fn_dict(graph):
+    fn = export.build_raw_serving_input_receiver_fn(
+        {"x": tf.TensorSpec([7, 3], tf.float32), "id": tf.TensorSpec([7], tf.int64)},
+        default_batch_size=5)
+    receiver = fn()
+    assert isinstance(receiver, export.ServingInputReceiver)
+    assert set(receiver.features) == {"x", "id"}
+    assert receiver.features["x"].shape.as_list() == [5, 3]
+    assert receiver.features["id"].dtype == tf.int64
+    assert receiver.receiver_tensors["x"] is receiver.features["x"]
+
+
+def test_raw_receiver_fn_single_tensor_is_passed_unwrapped(graph):
+    receiver = export.build_raw_serving_input_receiver_fn(
+        tf.TensorSpec([None, 2], tf.float32))()
+    assert isinstance(receiver, export.TensorServingInputReceiver)
+    assert isinstance(receiver.features, tf.Tensor)
+    assert list(receiver.receiver_tensors) == ["input"]
+
+
+def test_raw_receiver_fn_rejects_non_tensors():
+    with pytest.raises(TypeError, match=r"features\['x'\]"):
+        export.build_raw_serving_input_receiver_fn({"x": [1.0, 2.0]})
+
+
+def test_parsing_receiver_fn(graph):
+    receiver = export.build_parsing_serving_input_receiver_fn(
+        {"x": tf.io.FixedLenFeature([2], tf.float32)})()
+    assert list(receiver.receiver_tensors) == ["examples"]
+    assert receiver.receiver_tensors["examples"].dtype == tf.string
+    assert receiver.features["x"].shape.as_list() == [None, 2]
+    with pytest.raises(TypeError, match="feature_spec"):
+        export.build_parsing_serving_input_receiver_fn({})
+
+
+def test_serving_input_receiver_wraps_single_feature(graph):
+    x = tf.placeholder(tf.float32, [None])
+    receiver = export.ServingInputReceiver(x, x)
+    assert receiver.features == {"feature": x}
+    assert receiver.receiver_tensors == {"input": x}
+    with pytest.raises(TypeError, match="receiver_tensors"):
+        export.ServingInputReceiver(x, [x])
+
+
+def test_classification_output_signatures(graph):
+    scores = tf.constant([[0.1, 0.9]])
+    classes = tf.constant([["a", "b"]])
+    out = export.ClassificationOutput(scores=scores, classes=classes)
+    serialized = tf.placeholder(tf.string, [None])
+    sig = out.as_signature_def({"inputs": serialized})
+    assert sig.method_name == SIG.CLASSIFY_METHOD_NAME
+    assert set(sig.outputs) == {"scores", "classes"}
+    raw = out.as_signature_def({"x": tf.placeholder(tf.float32, [None, 2])})
+    assert raw.method_name == SIG.PREDICT_METHOD_NAME  # served, not dropped
+    assert set(raw.inputs) == {"x"}
+
+
+def test_export_output_validation(graph):
+    with pytest.raises(ValueError, match="needs scores or classes"):
+        export.ClassificationOutput()
+    with pytest.raises(TypeError, match="scores must be a float Tensor"):
+        export.ClassificationOutput(scores=tf.constant([1]))
+    with pytest.raises(TypeError, match="classes must be a string Tensor"):
+        export.ClassificationOutput(classes=tf.constant([1]))
+    with pytest.raises(TypeError, match="value must be a float Tensor"):
+        export.RegressionOutput(tf.constant([1]))
+    with pytest.raises(TypeError, match="outputs must be"):
+        export.PredictOutput([tf.constant(1.0)])
+
+
+def test_regression_and_predict_signatures(graph):
+    value = tf.constant([[1.5]])
+    serialized = tf.placeholder(tf.string, [None])
+    sig = export.RegressionOutput(value).as_signature_def({"inputs": serialized})
+    assert sig.method_name == SIG.REGRESS_METHOD_NAME
+    pred = export.PredictOutput(value).as_signature_def({"x": serialized})
+    assert list(pred.outputs) == ["output"]
+
+
+def test_build_signature_defs_with_alternatives(graph):
+    x = tf.placeholder(tf.float32, [None, 1])
+    z = tf.placeholder(tf.float32, [None, 1])
+    out = export.PredictOutput({"y": x * 2.0})
+    sigs = export.build_signature_defs({"serving_default": out}, {"x": x},
+                                       {"alt": {"z": z}})
+    assert set(sigs) == {"serving_default", "alt:serving_default"}
+    assert set(sigs["alt:serving_default"].inputs) == {"z"}
+
+
+def test_make_export_dir_is_unique_and_numeric(tmp_path):
+    first = export.make_export_dir(str(tmp_path))
+    os.makedirs(first)
+    second = export.make_export_dir(str(tmp_path))
+    assert os.path.basename(second).isdigit()
+    assert int(os.path.basename(second)) > int(os.path.basename(first))
+
+
+def test_write_atomically_renames_on_success(tmp_path):
+    final = str(tmp_path / "123")
+
+    def write(temp_dir):
+        assert not os.path.exists(final)  # readers never see a partial export
+        os.makedirs(temp_dir)
+        with open(os.path.join(temp_dir, "f"), "w") as f:
+            f.write("ok")
+
+    assert export.write_atomically(final, write) == final
+    with open(os.path.join(final, "f")) as f:
+        assert f.read() == "ok"
+    assert os.listdir(tmp_path) == ["123"]
+
+
+def test_write_atomically_cleans_up_on_failure(tmp_path):
+    def write(temp_dir):
+        os.makedirs(temp_dir)
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        export.write_atomically(str(tmp_path / "9"), write)
+    assert os.listdir(tmp_path) == []
+
+
+def test_public_names():
+    for name in ("ServingInputReceiver", "build_raw_serving_input_receiver_fn",
+                 "build_parsing_serving_input_receiver_fn", "ClassificationOutput",
+                 "RegressionOutput", "PredictOutput"):
+        assert hasattr(el.export, name)

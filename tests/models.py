@@ -1,0 +1,52 @@
+"""Small models and inputs shared by the tests (not a test file)."""
+
+import numpy as np
+
+import estimator_lite as el
+from estimator_lite._tf import tf
+
+NUM_FEATURES = 4
+TRUE_WEIGHTS = np.array([[1.0], [2.0], [-1.0], [0.5]], np.float32)
+TRUE_BIAS = 0.3
+
+
+def linear_data(n=256, seed=0):
+    """Returns (x [n, 4] float32, y [n, 1] float32) from a fixed linear model."""
+    x = np.random.RandomState(seed).randn(n, NUM_FEATURES).astype(np.float32)
+    return x, x @ TRUE_WEIGHTS + TRUE_BIAS
+
+
+def input_fn(n=256, batch_size=32, epochs=None):
+    """input_fn over linear_data returning a Dataset of ({'x': ...}, y)."""
+    def fn():
+        x, y = linear_data(n)
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat(epochs).batch(
+            batch_size)
+    return fn
+
+
+def linear_model_fn(features, labels, mode, params):
+    """Linear regression; params: learning_rate (default 0.1), optimizer."""
+    w = tf.get_variable("w", [NUM_FEATURES, 1], initializer=tf.zeros_initializer())
+    b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
+    predictions = tf.matmul(features["x"], w) + b
+    if mode == el.ModeKeys.PREDICT:
+        return el.EstimatorSpec(mode, predictions={"y": predictions}, export_outputs={
+            "regress": el.export.RegressionOutput(predictions)})
+    loss = tf.reduce_mean(tf.square(predictions - labels))
+    optimizer = tf.train.GradientDescentOptimizer(params.get("learning_rate", 0.1))
+    train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
+    metrics = {"mae": tf.metrics.mean_absolute_error(labels, predictions)}
+    return el.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics)
+
+
+def raw_serving_input_fn():
+    return el.export.build_raw_serving_input_receiver_fn(
+        {"x": tf.TensorSpec([None, NUM_FEATURES], tf.float32)})()
+
+
+def make_estimator(model_dir, params=None, **config_kwargs):
+    """A linear Estimator; checkpoints every 10 steps unless told otherwise."""
+    config_kwargs.setdefault("save_checkpoints_steps", 10)
+    config = el.RunConfig(model_dir=str(model_dir), **config_kwargs)
+    return el.Estimator(linear_model_fn, config=config, params=params)
