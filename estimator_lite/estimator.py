@@ -17,7 +17,11 @@ from estimator_lite import export as export_lib
 from estimator_lite._tf import tf
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
 from estimator_lite.run_config import RunConfig
-from estimator_lite.train_session import CheckpointPolicy, TrainSession
+from estimator_lite.train_session import (
+    CheckpointPolicy,
+    TrainSession,
+    new_summary_writer,
+)
 
 __all__ = ["Estimator", "WarmStartSettings"]
 
@@ -131,6 +135,7 @@ class Estimator:
             raise TypeError("warm_start_from must be a path or WarmStartSettings, got "
                             f"{warm_start_from!r}")
         self._warm_start = warm_start_from
+        self._eval_writers = {}
 
     model_dir = property(lambda self: self._model_dir, doc="Checkpoint directory.")
     config = property(lambda self: self._config, doc="The RunConfig.")
@@ -388,11 +393,12 @@ class Estimator:
             if name != "global_step" and np.ndim(value) == 0 and isinstance(
                     value, (int, float, np.number)):
                 summary.value.add(tag=name, simple_value=float(value))
-        graph = tf.Graph()
-        with graph.as_default():  # FileWriter refuses to be built eagerly.
-            writer = tf.summary.FileWriter(eval_dir)
+        writer = self._eval_writers.get(eval_dir)
+        if writer is None:
+            writer = new_summary_writer(eval_dir)
+            self._eval_writers[eval_dir] = writer
         writer.add_summary(summary, metrics["global_step"])
-        writer.close()
+        writer.flush()
 
     # Predict -----------------------------------------------------------------------
 

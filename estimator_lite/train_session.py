@@ -9,6 +9,7 @@ bare ``session.run(train_op)``. Summaries, loss logging and SessionRunHook fetch
 go through a full ``session.run`` only on the steps where one of them is due.
 """
 
+import itertools
 import os
 import time
 
@@ -17,13 +18,25 @@ from absl import logging
 from estimator_lite._tf import tf
 
 __all__ = ["TrainSession", "NanLossDuringTrainingError", "CheckpointPolicy",
-           "build_step_guard"]
+           "build_step_guard", "new_summary_writer"]
 
 _RECOVERABLE_ERRORS = (tf.errors.AbortedError, tf.errors.UnavailableError)
 _NAN_STEP = -1
 # How often a non-chief checks whether the chief has initialised the model
 # (SessionManager's default of 30 s delays every worker start by up to that much).
 _READY_POLL_SECS = 1
+_WRITER_IDS = itertools.count()
+
+
+def new_summary_writer(logdir, graph=None):
+    """Returns a FileWriter whose file name is unique even within one second.
+
+    Event file names carry a 1-second timestamp: two writers opened on the same
+    directory in the same second would otherwise write (and clobber) one file.
+    """
+    suffix = f".{os.getpid()}.{next(_WRITER_IDS)}"
+    with tf.Graph().as_default():  # FileWriter refuses to be built eagerly.
+        return tf.summary.FileWriter(logdir, graph=graph, filename_suffix=suffix)
 
 
 class NanLossDuringTrainingError(RuntimeError):
@@ -249,14 +262,6 @@ class TrainSession:
                 stop = True
         return stop
 
-    def _first_save(self, step):
-        """Saves at session creation unless a checkpoint for `step` already exists."""
-        latest = tf.train.latest_checkpoint(self._checkpoint.checkpoint_dir)
-        if latest is not None and latest.endswith(f"-{step}"):
-            self._save_timer.mark(step)
-            return False
-        return self._save(step)
-
     def _log_rate(self, step, loss):
         now = self._clock()
         start_step, start_time = self._rate_start
@@ -341,7 +346,7 @@ class TrainSession:
           NanLossDuringTrainingError: the loss became NaN or infinite.
         """
         if self._summary_dir:
-            self._writer = tf.summary.FileWriter(self._summary_dir, graph=self._graph)
+            self._writer = new_summary_writer(self._summary_dir, graph=self._graph)
         try:
             step = self._train_until(stop_at_step_fn)
             self._finish(step)
@@ -354,7 +359,9 @@ class TrainSession:
     def _start(self):
         step = self._create_session()
         ckpt = self._checkpoint
-        if ckpt is not None and ckpt.enabled and self._first_save(step):
+        # Always save at session creation (as TF's CheckpointSaverHook does): listeners
+        # rely on that first call, e.g. the evaluation listener skips it.
+        if ckpt is not None and ckpt.enabled and self._save(step):
             self._stop_requested = True
         self._rate_start = (step, self._clock())
         self._log_timer.mark(step)

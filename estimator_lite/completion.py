@@ -1,0 +1,122 @@
+"""Completion markers in model_dir, so every role knows when training is over.
+
+TF Estimator's ps tasks `join()` forever and its evaluator cannot tell the final
+checkpoint when `max_steps` is None. Here the chief writes
+``<model_dir>/training_complete.json`` after its last checkpoint, and each worker
+writes ``<model_dir>/workers_done/worker-<i>.json`` when it stops; ps tasks and the
+evaluator poll for them. Files are written to a temp name and renamed, so a reader
+never sees half a marker (this works on local disks and on GCS/HDFS through gfile).
+"""
+
+import json
+import os
+
+from estimator_lite._tf import tf
+
+__all__ = ["TrainingComplete", "write_training_complete", "read_training_complete",
+           "clear_markers", "write_worker_done", "workers_done"]
+
+_CHIEF_MARKER = "training_complete.json"
+_WORKERS_DIR = "workers_done"
+
+
+class TrainingComplete:
+    """What the chief's marker says: the final step and the max_steps it trained to."""
+
+    def __init__(self, global_step, max_steps, time_secs):
+        self.global_step = global_step
+        self.max_steps = max_steps
+        self.time_secs = time_secs
+
+    def matches(self, max_steps):
+        """Whether the marker belongs to a run with this `max_steps`."""
+        return self.max_steps == max_steps
+
+    def __repr__(self):
+        return (f"TrainingComplete(global_step={self.global_step}, "
+                f"max_steps={self.max_steps})")
+
+
+def _write_json(path, payload):
+    temp = f"{path}.tmp-{os.getpid()}"
+    with tf.io.gfile.GFile(temp, "w") as f:
+        f.write(json.dumps(payload))
+    tf.io.gfile.rename(temp, path, overwrite=True)
+
+
+def write_training_complete(model_dir, global_step, max_steps, time_secs):
+    """Marks training as complete at `global_step` (called by the chief)."""
+    tf.io.gfile.makedirs(model_dir)
+    _write_json(os.path.join(model_dir, _CHIEF_MARKER), {
+        "global_step": int(global_step), "max_steps": max_steps,
+        "time_secs": float(time_secs)})
+
+
+def read_training_complete(model_dir):
+    """Returns the chief's TrainingComplete marker, or None if there is none."""
+    path = os.path.join(model_dir, _CHIEF_MARKER)
+    if not tf.io.gfile.exists(path):
+        return None
+    with tf.io.gfile.GFile(path) as f:
+        payload = json.loads(f.read())
+    return TrainingComplete(payload["global_step"], payload["max_steps"],
+                            payload["time_secs"])
+
+
+def clear_markers(model_dir):
+    """Removes this module's markers (only those files) before a new run."""
+    chief = os.path.join(model_dir, _CHIEF_MARKER)
+    if tf.io.gfile.exists(chief):
+        tf.io.gfile.remove(chief)
+    workers = os.path.join(model_dir, _WORKERS_DIR)
+    if tf.io.gfile.isdir(workers):
+        for name in tf.io.gfile.listdir(workers):
+            if name.startswith("worker-") and name.endswith(".json"):
+                tf.io.gfile.remove(os.path.join(workers, name))
+
+
+def write_worker_done(model_dir, task_id, global_step):
+    """Marks worker `task_id` as stopped (called by each worker)."""
+    workers = os.path.join(model_dir, _WORKERS_DIR)
+    tf.io.gfile.makedirs(workers)
+    _write_json(os.path.join(workers, f"worker-{task_id}.json"),
+                {"global_step": int(global_step)})
+
+
+def workers_done(model_dir):
+    """Returns the set of worker indices that have marked themselves done."""
+    workers = os.path.join(model_dir, _WORKERS_DIR)
+    if not tf.io.gfile.isdir(workers):
+        return set()
+    return {int(name[len("worker-"):-len(".json")])
+            for name in tf.io.gfile.listdir(workers)
+            if name.startswith("worker-") and name.endswith(".json")}
+
+
+class CompletionWatcher:
+    """Tells a ps task or the evaluator when the chief has finished this run.
+
+    A marker left by an earlier run must not end a new one, so a marker counts only
+    once the watcher has seen the file absent (the new chief clears it when it
+    starts), or when it was written after the watcher started.
+    """
+
+    def __init__(self, model_dir, max_steps, clock):
+        """Args: model_dir; the run's max_steps; clock, a no-argument time source."""
+        self._model_dir = model_dir
+        self._max_steps = max_steps
+        self._clock = clock
+        self._start_secs = clock()
+        self._seen_absent = False
+
+    def poll(self):
+        """Returns the TrainingComplete marker of this run, or None."""
+        marker = read_training_complete(self._model_dir)
+        if marker is None:
+            self._seen_absent = True
+            return None
+        if not marker.matches(self._max_steps):
+            return None
+        if self._seen_absent or marker.time_secs >= self._start_secs:
+            return marker
+        return None

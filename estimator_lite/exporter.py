@@ -1,0 +1,251 @@
+"""Exporters: write SavedModels after evaluations (latest, best, final), with GC.
+
+An exporter is called by the evaluation loop with
+``export(estimator, export_path, checkpoint_path, eval_result, is_the_final_export)``
+where ``export_path`` is ``<model_dir>/export/<exporter name>``. Exports land in
+timestamp-named subdirectories, written atomically by `Estimator.export_saved_model`.
+Garbage collection only ever removes timestamp-named (all-digit) directories.
+"""
+
+import abc
+import inspect
+import json
+import os
+
+from absl import logging
+
+from estimator_lite import _validation, eval_metrics
+from estimator_lite._tf import tf
+
+__all__ = ["Exporter", "LatestExporter", "BestExporter", "FinalExporter",
+           "gc_exports"]
+
+_BEST_RESULT_FILE = "best_eval_result.json"
+
+
+class Exporter(abc.ABC):
+    """Base class of exporters: a `name` and an `export` method."""
+
+    @property
+    @abc.abstractmethod
+    def name(self):
+        """Directory name under ``<model_dir>/export``; unique within an EvalSpec."""
+
+    @abc.abstractmethod
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        """Exports the model, or decides not to.
+
+        Args:
+          estimator: the estimator being trained.
+          export_path: ``<model_dir>/export/<name>``.
+          checkpoint_path: the checkpoint that was just evaluated.
+          eval_result: the metrics dict of that evaluation.
+          is_the_final_export: True exactly once, for the last evaluation.
+
+        Returns:
+          The export directory, or None when nothing was exported.
+        """
+
+
+def _check_name(name):
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    if os.sep in name or name in (".", ".."):
+        raise ValueError(f"name must be a plain directory name, got {name!r}")
+    return name
+
+
+def gc_exports(export_path, exports_to_keep):
+    """Deletes all but the newest `exports_to_keep` timestamp-named export dirs.
+
+    Only directories whose names are all digits are considered: temp dirs, files
+    and anything else a user put there are never touched.
+
+    Args:
+      export_path: the directory holding the timestamped exports.
+      exports_to_keep: how many to keep; None keeps all.
+
+    Returns:
+      The list of deleted paths.
+    """
+    if exports_to_keep is None or not tf.io.gfile.isdir(export_path):
+        return []
+    stamps = sorted(int(name.rstrip("/")) for name in tf.io.gfile.listdir(export_path)
+                    if name.rstrip("/").isdigit()
+                    and tf.io.gfile.isdir(os.path.join(export_path, name.rstrip("/"))))
+    doomed = [os.path.join(export_path, str(s)) for s in stamps[:-exports_to_keep]] if (
+        len(stamps) > exports_to_keep) else []
+    for path in doomed:
+        logging.info("Removing old export %s", path)
+        tf.io.gfile.rmtree(path)
+    return doomed
+
+
+class _SavedModelExporter(Exporter):
+    """Shared part of the exporters: arguments and the SavedModel write."""
+
+    def __init__(self, name, serving_input_receiver_fn, assets_extra=None,
+                 as_text=False, exports_to_keep=5):
+        self._name = _check_name(name)
+        self._serving_input_receiver_fn = _validation.check_callable(
+            "serving_input_receiver_fn", serving_input_receiver_fn)
+        if assets_extra is not None and not isinstance(assets_extra, dict):
+            raise TypeError(f"assets_extra must be a dict or None, got {assets_extra!r}")
+        self._assets_extra = assets_extra
+        self._as_text = bool(as_text)
+        self._exports_to_keep = _validation.check_int(
+            "exports_to_keep", exports_to_keep, 1, allow_none=True)
+
+    @property
+    def name(self):
+        return self._name
+
+    def _write(self, estimator, export_path, checkpoint_path):
+        return estimator.export_saved_model(
+            export_path, self._serving_input_receiver_fn,
+            assets_extra=self._assets_extra, as_text=self._as_text,
+            checkpoint_path=checkpoint_path)
+
+
+class LatestExporter(_SavedModelExporter):
+    """Exports after every evaluation and keeps the newest `exports_to_keep`."""
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        export_dir = self._write(estimator, export_path, checkpoint_path)
+        gc_exports(export_path, self._exports_to_keep)
+        return export_dir
+
+
+class FinalExporter(_SavedModelExporter):
+    """Exports once, after the final evaluation."""
+
+    def __init__(self, name, serving_input_receiver_fn, assets_extra=None,
+                 as_text=False):
+        super().__init__(name, serving_input_receiver_fn, assets_extra, as_text,
+                         exports_to_keep=None)
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        if not is_the_final_export:
+            return None
+        return self._write(estimator, export_path, checkpoint_path)
+
+
+def _loss_smaller(best_eval_result, current_eval_result):
+    """Default BestExporter comparison: True when the current loss is smaller."""
+    for name, result in (("best_eval_result", best_eval_result),
+                         ("current_eval_result", current_eval_result)):
+        if not result or "loss" not in result:
+            raise ValueError(f"{name} must contain 'loss' to compare by loss, got "
+                             f"{result!r}")
+    return current_eval_result["loss"] < best_eval_result["loss"]
+
+
+def _json_safe(eval_result):
+    return {k: float(v) for k, v in eval_result.items()
+            if isinstance(v, (int, float)) or hasattr(v, "__float__")}
+
+
+class BestExporter(_SavedModelExporter):
+    """Exports only when the evaluation beats every earlier one.
+
+    The best result so far survives restarts: it is kept beside the exports in
+    ``best_eval_result.json`` after each export, and without that file it is read
+    from earlier evaluations' event files. So a restarted job never exports a model
+    worse than one already exported (TF Estimator's BestExporter does after a
+    restart: tensorflow/tensorflow#47396). The current evaluation is never compared
+    with itself.
+
+    `event_file_pattern` (relative to model_dir, or absolute) defaults to the eval
+    dir of the EvalSpec the exporter is given to: ``eval`` or ``eval_<name>``.
+    """
+
+    def __init__(self, name="best_exporter", serving_input_receiver_fn=None,
+                 event_file_pattern=None, compare_fn=_loss_smaller, assets_extra=None,
+                 as_text=False, exports_to_keep=5):
+        """Validates the arguments.
+
+        Raises:
+          TypeError: serving_input_receiver_fn or compare_fn is not callable.
+          ValueError: compare_fn does not take (best_eval_result,
+            current_eval_result), or a bad name/exports_to_keep.
+        """
+        super().__init__(name, serving_input_receiver_fn, assets_extra, as_text,
+                         exports_to_keep)
+        _validation.check_callable("compare_fn", compare_fn)
+        _check_compare_fn_args(compare_fn)
+        if event_file_pattern is not None and not isinstance(event_file_pattern, str):
+            raise TypeError(f"event_file_pattern must be a str or None, got "
+                            f"{event_file_pattern!r}")
+        self._compare_fn = compare_fn
+        self._event_file_pattern = event_file_pattern
+        self._eval_dir_name = None
+        self._best_eval_result = None
+        self._loaded = False
+
+    def _bind_eval_dir_name(self, eval_dir_name):
+        """Called by EvalSpec: where this exporter's evaluations are written."""
+        if self._eval_dir_name not in (None, eval_dir_name):
+            raise ValueError(f"BestExporter {self.name!r} is already used with eval dir "
+                             f"{self._eval_dir_name!r}; cannot also use it with "
+                             f"{eval_dir_name!r}")
+        self._eval_dir_name = eval_dir_name
+
+    def _pattern(self, model_dir):
+        if self._event_file_pattern is None:
+            return os.path.join(model_dir, self._eval_dir_name or "eval",
+                                "*.tfevents.*")
+        return os.path.join(model_dir, self._event_file_pattern)
+
+    def _load_best(self, estimator, export_path, current_step):
+        """Best earlier result: the saved one, else the best earlier eval event."""
+        saved = os.path.join(export_path, _BEST_RESULT_FILE)
+        if tf.io.gfile.exists(saved):
+            with tf.io.gfile.GFile(saved) as f:
+                return json.loads(f.read())
+        best = None
+        history = eval_metrics.read_event_file_metrics(self._pattern(estimator.model_dir))
+        for step, metrics in history.items():
+            if current_step is not None and step >= current_step:
+                continue  # the current evaluation (already written) or newer
+            candidate = dict(metrics, global_step=step)
+            if best is None or self._compare_fn(best, candidate):
+                best = candidate
+        return best
+
+    def _save_best(self, export_path, eval_result):
+        tf.io.gfile.makedirs(export_path)
+        path = os.path.join(export_path, _BEST_RESULT_FILE)
+        temp = path + ".tmp"
+        with tf.io.gfile.GFile(temp, "w") as f:
+            f.write(json.dumps(_json_safe(eval_result)))
+        tf.io.gfile.rename(temp, path, overwrite=True)
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        if not self._loaded:
+            step = (eval_result or {}).get("global_step")
+            self._best_eval_result = self._load_best(estimator, export_path, step)
+            self._loaded = True
+        if self._best_eval_result is not None and not self._compare_fn(
+                self._best_eval_result, eval_result):
+            return None
+        logging.info("BestExporter %s: new best result %s", self.name, eval_result)
+        export_dir = self._write(estimator, export_path, checkpoint_path)
+        self._best_eval_result = dict(eval_result)
+        self._save_best(export_path, eval_result)
+        gc_exports(export_path, self._exports_to_keep)
+        return export_dir
+
+
+def _check_compare_fn_args(compare_fn):
+    try:
+        params = inspect.signature(compare_fn).parameters
+    except (TypeError, ValueError):
+        return  # builtins without a signature: trust the caller
+    names = set(params)
+    if not {"best_eval_result", "current_eval_result"} <= names and len(params) != 2:
+        raise ValueError("compare_fn must take (best_eval_result, current_eval_result), "
+                         f"got a function taking {list(params)}")

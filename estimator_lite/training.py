@@ -1,0 +1,623 @@
+"""train_and_evaluate: specs, the executor for every TF_CONFIG role, evaluation.
+
+Names and behaviour follow TF Estimator 2.15's training.py, with the improvements
+listed in DESIGN §5 (clean termination of every role, robust evaluator, final
+metrics on re-runs). Test seams: this module reads the clock only through its
+attribute `time` (``time.time()``, ``time.sleep()``) and starts servers only
+through its attribute `server_lib` (``server_lib.Server(...)``).
+"""
+
+import collections
+import os
+import time
+
+from absl import logging
+
+from estimator_lite import _validation, completion, eval_metrics
+from estimator_lite import exporter as exporter_lib
+from estimator_lite._tf import tf
+from estimator_lite.run_config import TaskType
+
+__all__ = ["TrainSpec", "EvalSpec", "train_and_evaluate"]
+
+server_lib = tf.train
+
+_DELAY_SECS_PER_WORKER = 5
+_MAX_DELAY_SECS = 60
+_WARNING_INTERVAL_SECS = 60
+_MARKER_POLL_SECS = 1
+# After the chief's marker, a ps task waits at most this long for workers that have
+# not marked themselves done (a crashed worker must not keep the ps alive forever).
+_PS_GRACE_SECS = 60
+_ESTIMATOR_ATTRIBUTES = ("config", "model_dir", "train", "evaluate",
+                         "latest_checkpoint", "export_saved_model")
+# Errors that mean "this checkpoint is gone or broken", not "evaluation is broken".
+_UNREADABLE_CHECKPOINT_ERRORS = (tf.errors.NotFoundError, tf.errors.DataLossError)
+
+
+def _now():
+    return time.time()
+
+
+# Specs ------------------------------------------------------------------------------
+
+
+class TrainSpec(collections.namedtuple(
+        "TrainSpec", ["input_fn", "max_steps", "hooks", "saving_listeners"])):
+    """What to train on and for how long (immutable, validated)."""
+
+    def __new__(cls, input_fn, max_steps=None, hooks=None, saving_listeners=None):
+        """Validates the fields.
+
+        Raises:
+          TypeError: input_fn not callable, hooks not SessionRunHooks, listeners not
+            CheckpointSaverListeners, max_steps not an int.
+          ValueError: max_steps <= 0.
+        """
+        return super().__new__(
+            cls, _validation.check_callable("input_fn", input_fn),
+            _validation.check_int("max_steps", max_steps, 1, allow_none=True),
+            _validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+                                        "SessionRunHook"),
+            _validation.check_instances("saving_listeners", saving_listeners,
+                                        tf.train.CheckpointSaverListener,
+                                        "CheckpointSaverListener"))
+
+
+def _check_exporters(exporters):
+    if exporters is None:
+        return ()
+    if isinstance(exporters, exporter_lib.Exporter):
+        exporters = (exporters,)
+    exporters = _validation.check_instances("exporters", exporters,
+                                            exporter_lib.Exporter, "Exporter")
+    names = []
+    for exporter in exporters:
+        name = exporter.name
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"exporter names must be non-empty strings, got {name!r}")
+        names.append(name)
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"exporter names must be unique, got {names} "
+                         f"(repeated: {duplicates})")
+    return exporters
+
+
+class EvalSpec(collections.namedtuple("EvalSpec", [
+        "input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs",
+        "throttle_secs"])):
+    """What to evaluate on, how often, and what to export (immutable, validated)."""
+
+    def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None,
+                start_delay_secs=120, throttle_secs=600):
+        """Validates the fields.
+
+        Raises:
+          TypeError: a field has the wrong type.
+          ValueError: steps <= 0, empty name, delays < 0, exporter names empty or
+            repeated.
+        """
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"name must be a non-empty string or None, got {name!r}")
+        exporters = _check_exporters(exporters)
+        eval_dir_name = "eval" if name is None else f"eval_{name}"
+        for exporter in exporters:
+            bind = getattr(exporter, "_bind_eval_dir_name", None)
+            if bind is not None:
+                bind(eval_dir_name)
+        return super().__new__(
+            cls, _validation.check_callable("input_fn", input_fn),
+            _validation.check_int("steps", steps, 1, allow_none=True), name,
+            _validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+                                        "SessionRunHook"),
+            exporters,
+            _validation.check_number("start_delay_secs", start_delay_secs, 0),
+            _validation.check_number("throttle_secs", throttle_secs, 0))
+
+
+# Evaluation results -------------------------------------------------------------
+
+
+class _EvalStatus:
+    """What one evaluation attempt did."""
+
+    EVALUATED = "evaluated"
+    MISSING_CHECKPOINT = "missing checkpoint"
+    NO_NEW_CHECKPOINT = "no new checkpoint"
+
+    ALL = (EVALUATED, MISSING_CHECKPOINT, NO_NEW_CHECKPOINT)
+
+
+class _EvalResult:
+    """The outcome of one evaluation attempt: status, metrics, checkpoint path."""
+
+    def __init__(self, status, metrics=None, checkpoint_path=None):
+        """Validates that the fields fit the status.
+
+        Raises:
+          ValueError: unknown status; EVALUATED without metrics (with global_step)
+            or checkpoint_path; another status with metrics or a checkpoint_path.
+        """
+        if status not in _EvalStatus.ALL:
+            raise ValueError(f"status must be one of {_EvalStatus.ALL}, got {status!r}")
+        if status == _EvalStatus.EVALUATED:
+            if not metrics:
+                raise ValueError("an EVALUATED result needs metrics, got "
+                                 f"{metrics!r}")
+            if "global_step" not in metrics:
+                raise ValueError("the metrics of an EVALUATED result must contain "
+                                 f"'global_step', got keys {sorted(metrics)}")
+            if not checkpoint_path:
+                raise ValueError("an EVALUATED result needs a checkpoint_path, got "
+                                 f"{checkpoint_path!r}")
+        elif metrics is not None or checkpoint_path is not None:
+            raise ValueError(f"a {status!r} result takes no metrics or checkpoint_path; "
+                             f"got metrics={metrics!r}, checkpoint_path="
+                             f"{checkpoint_path!r}")
+        self.status = status
+        self.metrics = metrics
+        self.checkpoint_path = checkpoint_path
+
+    def __repr__(self):
+        return f"_EvalResult({self.status!r}, {self.metrics!r}, {self.checkpoint_path!r})"
+
+
+class _ContinuousEvalListener:
+    """Hears about each evaluation; returning False from a method stops the loop."""
+
+    def before_eval(self):
+        """Called before each evaluation; False stops evaluation (and training)."""
+        return True
+
+    def after_eval(self, eval_result):
+        """Called with each _EvalResult; False stops evaluation (and training)."""
+        del eval_result
+        return True
+
+
+class _Evaluator:
+    """Evaluates the latest new checkpoint and runs the exporters."""
+
+    def __init__(self, estimator, eval_spec, max_training_steps):
+        self._estimator = estimator
+        self._eval_spec = eval_spec
+        self._max_training_steps = max_training_steps
+        self._previous_ckpt_path = None
+        self._last_warning_secs = {}
+        self._final_export_done = False
+        self.last_result = None
+        self.last_export_results = []
+
+    @property
+    def final_export_done(self):
+        """Whether the exporters already ran with is_the_final_export=True."""
+        return self._final_export_done
+
+    def _warn(self, message, *args):
+        """Logs a warning at most once per _WARNING_INTERVAL_SECS per message."""
+        now = _now()
+        last = self._last_warning_secs.get(message)
+        if last is None or now - last >= _WARNING_INTERVAL_SECS:
+            self._last_warning_secs[message] = now
+            logging.warning(message, *args)
+
+    def evaluate_and_export(self, is_final=False, final_step=None):
+        """Evaluates the latest checkpoint if it is new, then exports.
+
+        Args:
+          is_final: this is the last evaluation of the run.
+          final_step: the final global step if known; a checkpoint at or past it
+            (or past max_steps) makes this the final export.
+
+        Returns:
+          (an _EvalResult, the list of export results).
+        """
+        latest = self._estimator.latest_checkpoint()
+        if not latest:
+            self._warn("No checkpoint in %s yet; skipping evaluation.",
+                       self._estimator.model_dir)
+            return _EvalResult(_EvalStatus.MISSING_CHECKPOINT), []
+        if latest == self._previous_ckpt_path:
+            self._warn("No new checkpoint since %s; skipping evaluation.", latest)
+            return _EvalResult(_EvalStatus.NO_NEW_CHECKPOINT), []
+        self._previous_ckpt_path = latest  # Never retry a checkpoint that failed.
+        spec = self._eval_spec
+        try:
+            metrics = self._estimator.evaluate(spec.input_fn, steps=spec.steps,
+                                               hooks=list(spec.hooks),
+                                               checkpoint_path=latest, name=spec.name)
+        except _UNREADABLE_CHECKPOINT_ERRORS as e:
+            logging.warning("Skipping checkpoint %s: it vanished or cannot be read "
+                            "(%s: %s).", latest, type(e).__name__, e)
+            return _EvalResult(_EvalStatus.MISSING_CHECKPOINT), []
+        result = _EvalResult(_EvalStatus.EVALUATED, metrics, latest)
+        step = metrics["global_step"]
+        final = (is_final or (final_step is not None and step >= final_step) or
+                 (self._max_training_steps is not None
+                  and step >= self._max_training_steps))
+        self.last_result = result
+        self.last_export_results = self._export(result, final)
+        return result, self.last_export_results
+
+    def export_final_if_needed(self):
+        """Runs the final export on the last result if it has not run yet."""
+        if self._final_export_done or self.last_result is None:
+            return self.last_export_results
+        self.last_export_results = self._export(self.last_result, True)
+        return self.last_export_results
+
+    def _export(self, result, is_final):
+        is_final = is_final and not self._final_export_done
+        export_results = []
+        for exporter in self._eval_spec.exporters:
+            export_path = os.path.join(self._estimator.model_dir, "export", exporter.name)
+            export_results.append(exporter.export(
+                self._estimator, export_path, result.checkpoint_path,
+                result.metrics, is_final))
+        if is_final:
+            self._final_export_done = True
+        return export_results
+
+
+class _NewCheckpointListenerForEvaluate(tf.train.CheckpointSaverListener):
+    """Evaluates after checkpoint saves during training, throttled by time.
+
+    The save at session creation is skipped (nothing new was trained); the final
+    checkpoint is always evaluated in `end()`. A continuous-eval listener returning
+    False stops training.
+    """
+
+    def __init__(self, evaluator, eval_throttle_secs, continuous_eval_listener):
+        self._evaluator = evaluator
+        self._throttle_secs = eval_throttle_secs
+        self._listener = continuous_eval_listener
+        self._last_trigger_secs = None
+        self._is_first_save = True
+        self._stopped = False
+        self.eval_result = None
+        self.export_results = None
+
+    def begin(self):
+        self._is_first_save = True
+        self._stopped = False
+
+    def after_save(self, session, global_step_value):
+        del session
+        if self._is_first_save:
+            self._is_first_save = False
+            return False
+        now = _now()
+        if (self._last_trigger_secs is not None and
+                now - self._last_trigger_secs < self._throttle_secs):
+            return False
+        self._last_trigger_secs = now
+        logging.info("Evaluating the checkpoint of step %d.", global_step_value)
+        return not self._evaluate(is_final=False)
+
+    def end(self, session, global_step_value):
+        del session
+        if self._stopped:
+            return
+        latest_evaluated = (self._evaluator.last_result.metrics["global_step"]
+                            if self._evaluator.last_result else None)
+        if latest_evaluated != global_step_value:
+            self._evaluate(is_final=True)
+        else:
+            self.export_results = self._evaluator.export_final_if_needed()
+
+    def _evaluate(self, is_final):
+        """Evaluates and exports; returns False when the listener stops training."""
+        if not self._listener.before_eval():
+            logging.info("Continuous-eval listener stopped training before evaluation.")
+            self._stopped = True
+            return False
+        result, exports = self._evaluator.evaluate_and_export(is_final=is_final)
+        if result.status == _EvalStatus.EVALUATED:
+            self.eval_result, self.export_results = result, exports
+        if not self._listener.after_eval(result):
+            logging.info("Continuous-eval listener stopped training after evaluation.")
+            self._stopped = True
+            return False
+        return True
+
+
+# The executor -------------------------------------------------------------------------
+
+
+def _check_estimator(estimator):
+    missing = [a for a in _ESTIMATOR_ATTRIBUTES if not hasattr(estimator, a)]
+    if missing:
+        raise TypeError(f"estimator must be an Estimator-like object with "
+                        f"{', '.join(_ESTIMATOR_ATTRIBUTES)}; {estimator!r} lacks "
+                        f"{missing}")
+
+
+def _has_cluster(config):
+    spec = config.cluster_spec
+    return bool(spec) and bool(getattr(spec, "jobs", spec))
+
+
+def _num_tasks(cluster_spec, job):
+    return cluster_spec.num_tasks(job) if job in cluster_spec.jobs else 0
+
+
+def _checkpoint_step(checkpoint_path):
+    """Global step of a `model.ckpt-<step>` path (read from the file otherwise)."""
+    suffix = checkpoint_path.rsplit("-", 1)[-1]
+    if suffix.isdigit():
+        return int(suffix)
+    return int(tf.train.load_variable(checkpoint_path, tf.GraphKeys.GLOBAL_STEP))
+
+
+class _TrainingExecutor:
+    """Runs the role of this process (from TF_CONFIG): train, evaluate or serve."""
+
+    def __init__(self, estimator, train_spec, eval_spec, train_hooks=None,
+                 continuous_eval_listener=None):
+        """Validates the arguments.
+
+        Raises:
+          TypeError: estimator lacks Estimator methods, specs have the wrong type,
+            train_hooks are not SessionRunHooks, or the listener has the wrong type.
+        """
+        _check_estimator(estimator)
+        if not isinstance(train_spec, TrainSpec):
+            raise TypeError(f"train_spec must be a TrainSpec, got {train_spec!r}")
+        if not isinstance(eval_spec, EvalSpec):
+            raise TypeError(f"eval_spec must be an EvalSpec, got {eval_spec!r}")
+        if continuous_eval_listener is not None and not isinstance(
+                continuous_eval_listener, _ContinuousEvalListener):
+            raise TypeError("continuous_eval_listener must be a _ContinuousEvalListener, "
+                            f"got {continuous_eval_listener!r}")
+        self._estimator = estimator
+        self._train_spec = train_spec
+        self._eval_spec = eval_spec
+        self._train_hooks = _validation.check_instances(
+            "train_hooks", train_hooks, tf.train.SessionRunHook, "SessionRunHook")
+        self._continuous_eval_listener = (continuous_eval_listener or
+                                          _ContinuousEvalListener())
+        self._server = None
+
+    estimator = property(lambda self: self._estimator)
+
+    def _role_runners(self):
+        return {TaskType.CHIEF: self.run_chief, TaskType.WORKER: self.run_worker,
+                TaskType.MASTER: self.run_master, TaskType.PS: self.run_ps,
+                TaskType.EVALUATOR: self.run_evaluator}
+
+    def run(self):
+        """Runs this process's role; local training when there is no cluster.
+
+        Returns:
+          (metrics, export_results) locally, for the master and the evaluator;
+          (None, None) for chief, worker and ps.
+
+        Raises:
+          ValueError: the task type is unknown, or an evaluator index > 0.
+        """
+        config = self._estimator.config
+        task_type = config.task_type
+        if not _has_cluster(config) and task_type != TaskType.EVALUATOR:
+            logging.info("No cluster in the config: training and evaluating locally.")
+            return self.run_local()
+        runners = self._role_runners()
+        if task_type not in runners:
+            raise ValueError(f"task type {task_type!r} cannot run in a cluster; valid "
+                             f"task types: {', '.join(sorted(runners))}")
+        if task_type == TaskType.EVALUATOR and config.task_id != 0:
+            raise ValueError(f"only one evaluator (index 0) is supported, got index "
+                             f"{config.task_id}")
+        return runners[task_type]()
+
+    # Roles --------------------------------------------------------------------------
+
+    def _train(self, extra_listeners=()):
+        spec = self._train_spec
+        self._estimator.train(spec.input_fn, max_steps=spec.max_steps,
+                              hooks=list(spec.hooks) + list(self._train_hooks),
+                              saving_listeners=list(spec.saving_listeners) +
+                              list(extra_listeners))
+
+    def _make_eval_listener(self):
+        evaluator = _Evaluator(self._estimator, self._eval_spec,
+                               self._train_spec.max_steps)
+        return _NewCheckpointListenerForEvaluate(
+            evaluator, self._eval_spec.throttle_secs, self._continuous_eval_listener)
+
+    def _mark_training_complete(self):
+        latest = self._estimator.latest_checkpoint()
+        step = _checkpoint_step(latest) if latest else 0
+        completion.write_training_complete(self._estimator.model_dir, step,
+                                           self._train_spec.max_steps, _now())
+        logging.info("Training complete at global step %d.", step)
+
+    def run_local(self):
+        """Trains in this process, evaluating after checkpoints (throttled)."""
+        listener = self._make_eval_listener()
+        self._train([listener])
+        if listener.eval_result is not None:
+            return listener.eval_result.metrics, listener.export_results
+        return self._final_metrics_without_training(listener._evaluator)
+
+    def _final_metrics_without_training(self, evaluator):
+        """Metrics of the last checkpoint when train() had nothing to do.
+
+        Reads them from the eval dir when that checkpoint was evaluated before,
+        otherwise evaluates (and runs the final export) now.
+        """
+        latest = self._estimator.latest_checkpoint()
+        if latest is None:
+            return None, None
+        step = _checkpoint_step(latest)
+        history = eval_metrics.read_eval_metrics(self._eval_dir())
+        if step in history:
+            logging.info("max_steps already reached; returning the metrics of the "
+                         "evaluation at step %d.", step)
+            return dict(history[step], global_step=step), []
+        result, exports = evaluator.evaluate_and_export(is_final=True)
+        if result.status != _EvalStatus.EVALUATED:
+            return None, None
+        return result.metrics, exports
+
+    def _eval_dir(self):
+        eval_dir = getattr(self._estimator, "eval_dir", None)
+        if eval_dir is not None:
+            return eval_dir(self._eval_spec.name)
+        name = self._eval_spec.name
+        return os.path.join(self._estimator.model_dir,
+                            "eval" if not name else f"eval_{name}")
+
+    def run_chief(self):
+        """Trains as the chief, then marks training complete in model_dir."""
+        completion.clear_markers(self._estimator.model_dir)
+        self._start_distributed_training()
+        self._train()
+        self._mark_training_complete()
+        return None, None
+
+    def run_worker(self):
+        """Trains as a (non-chief) worker after its start delay."""
+        self._start_distributed_training()
+        self._train()
+        latest = self._estimator.latest_checkpoint()
+        completion.write_worker_done(self._estimator.model_dir,
+                                     self._estimator.config.task_id,
+                                     _checkpoint_step(latest) if latest else 0)
+        return None, None
+
+    def run_master(self):
+        """Trains as the legacy master, evaluating through the checkpoint listener."""
+        completion.clear_markers(self._estimator.model_dir)
+        self._start_distributed_training()
+        listener = self._make_eval_listener()
+        self._train([listener])
+        self._mark_training_complete()
+        if listener.eval_result is None:
+            return None, None
+        return listener.eval_result.metrics, listener.export_results
+
+    def run_ps(self):
+        """Serves variables until the chief (and the workers) finished, then returns."""
+        self._start_distributed_training()
+        config = self._estimator.config
+        watcher = completion.CompletionWatcher(self._estimator.model_dir,
+                                               self._train_spec.max_steps, _now)
+        num_workers = _num_tasks(config.cluster_spec, TaskType.WORKER)
+        marker_secs = None
+        while True:
+            if watcher.poll() is not None:
+                marker_secs = marker_secs if marker_secs is not None else _now()
+                done = completion.workers_done(self._estimator.model_dir)
+                if done >= set(range(num_workers)):
+                    break
+                if _now() - marker_secs >= _PS_GRACE_SECS:
+                    logging.warning("Workers %s did not report done within %d s of the "
+                                    "chief; stopping the ps anyway.",
+                                    sorted(set(range(num_workers)) - done),
+                                    _PS_GRACE_SECS)
+                    break
+            time.sleep(_MARKER_POLL_SECS)
+        logging.info("Training is over; ps task %d exits.", config.task_id)
+        return None, None
+
+    def run_evaluator(self):
+        """Evaluates each new checkpoint until the final one, then returns.
+
+        Returns:
+          (metrics, export_results) of the last evaluation, or (None, None).
+        """
+        spec = self._eval_spec
+        if spec.start_delay_secs:
+            logging.info("Waiting %s secs before the first evaluation.",
+                         spec.start_delay_secs)
+            time.sleep(spec.start_delay_secs)
+        evaluator = _Evaluator(self._estimator, spec, self._train_spec.max_steps)
+        watcher = completion.CompletionWatcher(self._estimator.model_dir,
+                                               self._train_spec.max_steps, _now)
+        listener = self._continuous_eval_listener
+        while True:
+            start = _now()
+            marker = watcher.poll()  # read first: a marker means the latest is final
+            if not listener.before_eval():
+                logging.info("Continuous-eval listener stopped the evaluator.")
+                break
+            final_step = marker.global_step if marker is not None else None
+            result, _ = evaluator.evaluate_and_export(final_step=final_step)
+            if not listener.after_eval(result):
+                logging.info("Continuous-eval listener stopped the evaluator.")
+                break
+            if evaluator.final_export_done:
+                break
+            if marker is not None and result.status != _EvalStatus.EVALUATED:
+                evaluator.export_final_if_needed()
+                break
+            remaining = spec.throttle_secs - (_now() - start)
+            if remaining > 0:
+                time.sleep(remaining)
+        if evaluator.last_result is None:
+            return None, None
+        return evaluator.last_result.metrics, evaluator.last_export_results
+
+    # Servers ---------------------------------------------------------------------------
+
+    def _start_distributed_training(self):
+        """Starts this task's server when needed, then delays workers."""
+        config = self._estimator.config
+        if getattr(config, "environment", "cloud") == "google":
+            logging.info("environment 'google': the platform runs the servers.")
+        elif sum(_num_tasks(config.cluster_spec, j) for j in config.cluster_spec.jobs) > 1:
+            self._start_std_server(config)
+        if config.task_type == TaskType.WORKER:
+            max_delay = getattr(config, "experimental_max_worker_delay_secs", None)
+            max_delay = _MAX_DELAY_SECS if max_delay is None else int(max_delay)
+            delay = min(max_delay, _DELAY_SECS_PER_WORKER * (config.task_id + 1))
+            if delay > 0:
+                logging.info("Waiting %d secs before starting worker %d.", delay,
+                             config.task_id)
+                time.sleep(delay)
+
+    def _start_std_server(self, config):
+        if not _has_cluster(config):
+            raise RuntimeError("cannot start a server: the config has no cluster_spec")
+        if not config.task_type:
+            raise RuntimeError("cannot start a server: the config has no task_type")
+        if config.task_id is None:
+            raise RuntimeError("cannot start a server: the config has no task_id")
+        if config.task_type != TaskType.PS and not config.master:
+            raise RuntimeError(f"cannot train as {config.task_type!r}: the config has "
+                               "no master address")
+        logging.info("Starting server for %s:%d.", config.task_type, config.task_id)
+        self._server = server_lib.Server(
+            config.cluster_spec, job_name=config.task_type, task_index=config.task_id,
+            config=config.session_config, start=False,
+            protocol=getattr(config, "protocol", None) or "grpc")
+        self._server.start()
+        return self._server
+
+
+def train_and_evaluate(estimator, train_spec, eval_spec):
+    """Trains and evaluates the estimator, as this process's TF_CONFIG role says.
+
+    Locally (no cluster): trains, evaluating after checkpoint saves at most every
+    `eval_spec.throttle_secs` and always on the final checkpoint, and returns
+    `(metrics, export_results)` of the last evaluation. In a cluster, runs the
+    chief, worker, ps, master or evaluator role; every role returns when training
+    is over.
+
+    `estimator` may be any object with `config`, `model_dir`, `train`, `evaluate`,
+    `latest_checkpoint` and `export_saved_model` (e.g. TF Estimator's Estimator).
+
+    Returns:
+      (metrics, export_results), or (None, None) for chief, worker and ps.
+
+    Raises:
+      TypeError: wrong estimator or spec types.
+      ValueError: an evaluator with index > 0, or an unknown task type.
+    """
+    executor = _TrainingExecutor(estimator, train_spec, eval_spec)
+    config = estimator.config
+    if config.task_type == TaskType.EVALUATOR and config.task_id != 0:
+        raise ValueError(f"only one evaluator (index 0) is supported, got index "
+                         f"{config.task_id}")
+    return executor.run()
