@@ -38,7 +38,8 @@ setup(
         "tf": ["tensorflow>=2.12"],
         "test": ["pytest>=7", "pytest-timeout>=2.1", "ruff>=0.4"],
     },
-    entry_points={"console_scripts": []},
+    entry_points={"console_scripts": [
+        "estimator-lite-launch = estimator_lite.launch:run"]},
     classifiers=[
         "Programming Language :: Python :: 3",
         "License :: OSI Approved :: Apache Software License",

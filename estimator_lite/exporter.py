@@ -102,10 +102,12 @@ class _SavedModelExporter(Exporter):
         return self._name
 
     def _write(self, estimator, export_path, checkpoint_path):
-        return estimator.export_saved_model(
+        export_dir = estimator.export_saved_model(
             export_path, self._serving_input_receiver_fn,
             assets_extra=self._assets_extra, as_text=self._as_text,
             checkpoint_path=checkpoint_path)
+        # TF Estimator returns bytes; callers get str whichever estimator ran.
+        return os.fsdecode(export_dir)
 
 
 class LatestExporter(_SavedModelExporter):

@@ -12,6 +12,7 @@ exit by themselves (they do: see estimator_lite.completion).
 """
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -131,10 +132,8 @@ def _stop(roles, printer):
 
 
 def _signal_group(process, sig):
-    try:
+    with contextlib.suppress(ProcessLookupError):  # already gone
         os.killpg(process.pid, sig)
-    except ProcessLookupError:
-        pass  # already gone
 
 
 def _supervise(roles, args, printer):

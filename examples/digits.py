@@ -1,8 +1,11 @@
-"""Main job: train a digit classifier, evaluate it, export and reload a SavedModel.
+"""Main job: train a digit classifier with train_and_evaluate, export and reload it.
 
 Uses the bundled UCI handwritten-digits data (examples/data, CC BY 4.0): 1,797 8x8
 images, split 80/20 into train and test with a fixed seed. A two-layer network
-reaches about 97% test accuracy in a few seconds on a laptop CPU.
+reaches about 98% test accuracy in a few seconds on a laptop CPU. The test set is
+evaluated after every checkpoint; a LatestExporter keeps the last three exports and
+a BestExporter the ones with the lowest eval loss. The latest export is reloaded in
+TF2 eager mode and scored again.
 
     python examples/digits.py [--model-dir DIR] [--max-steps 1500]
 """
@@ -101,10 +104,15 @@ def main(argv=None):
     config = el.RunConfig(model_dir=model_dir, save_checkpoints_steps=500,
                           log_step_count_steps=250, tf_random_seed=42)
     estimator = el.Estimator(model_fn, config=config, params={"learning_rate": 0.01})
-    estimator.train(make_input_fn(x_train, y_train), max_steps=args.max_steps)
-    metrics = estimator.evaluate(make_input_fn(x_test, y_test, epochs=1, shuffle=False))
-    export_dir = estimator.export_saved_model(os.path.join(model_dir, "export"),
-                                              serving_input_receiver_fn)
+    train_spec = el.TrainSpec(make_input_fn(x_train, y_train), max_steps=args.max_steps)
+    eval_spec = el.EvalSpec(
+        make_input_fn(x_test, y_test, epochs=1, shuffle=False), steps=None,
+        exporters=[el.LatestExporter("latest", serving_input_receiver_fn,
+                                     exports_to_keep=3),
+                   el.BestExporter("best", serving_input_receiver_fn)],
+        throttle_secs=0)
+    metrics, export_dirs = el.train_and_evaluate(estimator, train_spec, eval_spec)
+    export_dir = export_dirs[0]  # the LatestExporter's export of the final checkpoint
     reloaded = saved_model_accuracy(export_dir, x_test, y_test)
     print(f"test accuracy {metrics['accuracy']:.4f} (Estimator.evaluate), "
           f"{reloaded:.4f} (reloaded SavedModel {export_dir}) at step "
