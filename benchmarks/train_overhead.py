@@ -20,6 +20,7 @@ import tempfile
 import time
 
 import numpy as np
+from bench_util import timed_train
 
 import estimator_lite as el
 from estimator_lite._tf import tf
@@ -90,37 +91,11 @@ def bench_monitored(steps, warmup, model_dir):
         return steps / (time.perf_counter() - start)
 
 
-class _TimerHook(tf.train.SessionRunHook):
-    """Records the wall time at two global steps (reads the step once each)."""
-
-    def __init__(self, start_step, end_step):
-        self._marks = {start_step: None, end_step: None}
-        self._step = None
-        self.times = {}
-
-    def after_create_session(self, session, coord):
-        self._step = int(session.run(tf.train.get_global_step()))
-
-    def before_run(self, run_context):
-        return None
-
-    def after_run(self, run_context, run_values):
-        self._step += 1
-        if self._step in self._marks:
-            self.times[self._step] = time.perf_counter()
-
-
 def bench_estimator(steps, warmup, model_dir):
-    """Steps/sec of Estimator.train; timed between two steps by a passive hook.
-
-    The hook requests no fetches, so Estimator keeps its fast path; its own
-    Python cost (one counter increment) is charged to the Estimator.
-    """
+    """Steps/sec of Estimator.train, timed between two steps by a passive hook."""
     config = el.RunConfig(model_dir=model_dir, save_checkpoints_steps=1000)
     estimator = el.Estimator(_model_fn, config=config)
-    hook = _TimerHook(warmup, warmup + steps)
-    estimator.train(_input_fn, hooks=[hook], max_steps=warmup + steps)
-    return steps / (hook.times[warmup + steps] - hook.times[warmup])
+    return timed_train(estimator, _input_fn, warmup, steps)
 
 
 def _run_all(steps, warmup):

@@ -9,6 +9,7 @@ from estimator_lite.estimator import Estimator, WarmStartSettings
 from estimator_lite.eval_metrics import read_eval_metrics
 from estimator_lite.exporter import BestExporter, Exporter, FinalExporter, LatestExporter
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+from estimator_lite.replicate_model_fn import TowerOptimizer, replicate_model_fn
 from estimator_lite.run_config import RunConfig, TaskType
 from estimator_lite.train_session import NanLossDuringTrainingError
 from estimator_lite.training import EvalSpec, TrainSpec, train_and_evaluate
@@ -27,10 +28,12 @@ __all__ = [
     "NanLossDuringTrainingError",
     "RunConfig",
     "TaskType",
+    "TowerOptimizer",
     "TrainSpec",
     "WarmStartSettings",
     "export",
     "read_eval_metrics",
+    "replicate_model_fn",
     "train_and_evaluate",
     "__version__",
 ]

@@ -5,7 +5,6 @@ API and behaviour follow TF Estimator's Estimator (2.15). Every call builds its 
 """
 
 import collections
-import inspect
 import os
 import tempfile
 
@@ -14,6 +13,7 @@ from absl import logging
 
 from estimator_lite import _validation
 from estimator_lite import export as export_lib
+from estimator_lite._fn_args import call_with_declared_args, declared_args
 from estimator_lite._tf import tf
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
 from estimator_lite.run_config import RunConfig
@@ -26,7 +26,6 @@ from estimator_lite.train_session import (
 __all__ = ["Estimator", "WarmStartSettings"]
 
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
-_INPUT_FN_ARGS = ("mode", "params", "config")
 
 
 class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
@@ -44,19 +43,9 @@ class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
                                var_name_to_prev_var_name or {})
 
 
-def _declared_args(fn):
-    """Names of the parameters `fn` declares (all known names if it takes **kwargs)."""
-    target = fn.func if hasattr(fn, "func") and hasattr(fn, "keywords") else fn
-    params = inspect.signature(target).parameters
-    if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return None
-    bound = set(getattr(fn, "keywords", None) or ())
-    return [name for name in params if name not in bound]
-
-
 def _check_model_fn(model_fn):
     _validation.check_callable("model_fn", model_fn)
-    declared = _declared_args(model_fn)
+    declared = declared_args(model_fn)
     if declared is not None:
         if "features" not in declared:
             raise ValueError(f"model_fn must take a 'features' argument; it takes "
@@ -146,21 +135,17 @@ class Estimator:
 
     def _call_input_fn(self, input_fn, mode):
         _validation.check_callable("input_fn", input_fn)
-        declared = _declared_args(input_fn)
         available = {"mode": mode, "params": self.params, "config": self._config}
-        kwargs = {k: v for k, v in available.items()
-                  if declared is None or k in declared}
-        return _split_input(input_fn(**kwargs))
+        return _split_input(call_with_declared_args(input_fn, available))
 
     def _call_model_fn(self, features, labels, mode):
-        declared = _declared_args(self._model_fn)
+        declared = declared_args(self._model_fn)
         available = {"features": features, "labels": labels, "mode": mode,
                      "params": self.params, "config": self._config}
         if declared is not None and "labels" not in declared and labels is not None:
             raise ValueError("model_fn does not take 'labels' but input_fn returned "
                              "labels")
-        kwargs = {k: v for k, v in available.items() if declared is None or k in declared}
-        spec = self._model_fn(**kwargs)
+        spec = call_with_declared_args(self._model_fn, available)
         if not isinstance(spec, EstimatorSpec):
             raise TypeError(f"model_fn must return an EstimatorSpec, got {spec!r}")
         if spec.mode != mode:

@@ -40,6 +40,18 @@ def _check_loss(loss):
     return loss
 
 
+def _check_train_op(train_op):
+    """Accepts a Tensor or Operation; a variable (some optimizers return the result
+    of an assign, e.g. SyncReplicasOptimizer under resource variables) becomes its op.
+    """
+    if isinstance(train_op, (tf.Tensor, tf.Operation)):
+        return train_op
+    op = getattr(train_op, "op", None)
+    if isinstance(op, tf.Operation):
+        return op
+    raise TypeError(f"train_op must be a Tensor or Operation, got {train_op!r}")
+
+
 def _check_predictions(predictions):
     if isinstance(predictions, dict):
         for key, value in predictions.items():
@@ -145,8 +157,8 @@ class EstimatorSpec(_SpecTuple):
             raise ValueError("predictions are required in 'infer' (PREDICT) mode")
         if loss is not None:
             loss = _check_loss(loss)
-        if train_op is not None and not isinstance(train_op, (tf.Tensor, tf.Operation)):
-            raise TypeError(f"train_op must be a Tensor or Operation, got {train_op!r}")
+        if train_op is not None:
+            train_op = _check_train_op(train_op)
         if predictions is not None:
             predictions = _check_predictions(predictions)
         if scaffold is not None and not isinstance(scaffold, tf.train.Scaffold):

@@ -54,3 +54,10 @@ def test_examples_are_listed():
     listed = sorted(s for r in rules.values() if r["kind"] == "py_binary"
                     for s in r["srcs"] if s.startswith("examples/"))
     assert listed == _py_files("examples")
+
+
+def test_benchmarks_are_listed():
+    rules = _build_rules()
+    listed = sorted(s for r in rules.values() for s in r.get("srcs") or ()
+                    if s.startswith("benchmarks/"))
+    assert listed == _py_files("benchmarks")

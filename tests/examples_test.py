@@ -29,3 +29,16 @@ def test_digits_main_job_trains_evaluates_exports_and_reloads(tmp_path):
     assert int(step) == 400
     assert os.path.exists(os.path.join(export_dir, "saved_model.pb"))
     assert "steps/sec" in result.stderr  # progress lines are visible
+
+
+def test_multi_tower_example_trains_on_two_logical_devices(tmp_path):
+    result = _run_example("multi_tower.py", "--towers", "2", "--max-steps", "300",
+                          "--model-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = re.search(r"2 towers on \['/device:CPU:0', '/device:CPU:1'\]: test accuracy "
+                     r"([\d.]+) \(evaluate\), ([\d.]+) \(reloaded SavedModel\) at step "
+                     r"(\d+)", result.stdout)
+    assert line, result.stdout
+    assert float(line.group(1)) > 0.85
+    assert float(line.group(2)) == float(line.group(1))
+    assert int(line.group(3)) == 300

@@ -90,7 +90,8 @@ def test_ctrl_c_stops_every_process():
     launcher = subprocess.Popen(
         [sys.executable, "-m", "estimator_lite.launch", "--ps", "1", "--workers", "1",
          "--", sys.executable, "-c", ROLE_SCRIPT],
-        stdout=subprocess.PIPE, text=True, env=_env(SLEEP_SECS="120"))
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env=_env(SLEEP_SECS="120"))
     pids = []
     for line in launcher.stdout:
         pids += [int(p) for p in re.findall(r"pid (\d+)", line)]
