@@ -4,11 +4,27 @@ A drop-in for the parts of TF Estimator that TensorFlow 2.16 removed:
 ``import estimator_lite as tf_estimator``.
 """
 
-from estimator_lite import export
+from estimator_lite import experimental, export
+from estimator_lite.early_stopping import (
+    make_early_stopping_hook,
+    stop_if_higher_hook,
+    stop_if_lower_hook,
+    stop_if_no_decrease_hook,
+    stop_if_no_increase_hook,
+)
 from estimator_lite.estimator import Estimator, WarmStartSettings
 from estimator_lite.eval_metrics import read_eval_metrics
 from estimator_lite.exporter import BestExporter, Exporter, FinalExporter, LatestExporter
+from estimator_lite.fresh_start import fresh_start
+from estimator_lite.gradient_accumulation import (
+    GradientAccumulationOptimizer,
+    clip_gradients,
+)
+from estimator_lite.hooks import ExportListener
+from estimator_lite.lr_plateau import ReduceLearningRateOnPlateau
+from estimator_lite.model_average import ModelAverageCustomGetter, ModelAverageOptimizer
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+from estimator_lite.multi_task import Task, multi_task_spec
 from estimator_lite.replicate_model_fn import TowerOptimizer, replicate_model_fn
 from estimator_lite.run_config import RunConfig, TaskType
 from estimator_lite.train_session import NanLossDuringTrainingError
@@ -21,19 +37,34 @@ __all__ = [
     "Estimator",
     "EstimatorSpec",
     "EvalSpec",
+    "ExportListener",
     "Exporter",
     "FinalExporter",
+    "GradientAccumulationOptimizer",
     "LatestExporter",
     "ModeKeys",
+    "ModelAverageCustomGetter",
+    "ModelAverageOptimizer",
     "NanLossDuringTrainingError",
+    "ReduceLearningRateOnPlateau",
     "RunConfig",
+    "Task",
     "TaskType",
     "TowerOptimizer",
     "TrainSpec",
     "WarmStartSettings",
+    "clip_gradients",
+    "experimental",
     "export",
+    "fresh_start",
+    "make_early_stopping_hook",
+    "multi_task_spec",
     "read_eval_metrics",
     "replicate_model_fn",
+    "stop_if_higher_hook",
+    "stop_if_lower_hook",
+    "stop_if_no_decrease_hook",
+    "stop_if_no_increase_hook",
     "train_and_evaluate",
     "__version__",
 ]

@@ -18,6 +18,7 @@ from estimator_lite._tf import tf
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
 from estimator_lite.run_config import RunConfig
 from estimator_lite.train_session import (
+    NOT_CHECKPOINTED,
     CheckpointPolicy,
     TrainSession,
     new_summary_writer,
@@ -183,10 +184,18 @@ class Estimator:
                                  copy_from_scaffold=scaffold)
 
     def _add_saver(self, scaffold):
+        """Adds the checkpoint Saver unless the model_fn brought its own.
+
+        Called once the graph is complete (after the hooks' begin()), so variables
+        that hooks create are saved too, except those in NOT_CHECKPOINTED.
+        """
         if scaffold.saver is not None or tf.get_collection(tf.GraphKeys.SAVERS):
             return
+        skipped = {id(v) for v in tf.get_collection(NOT_CHECKPOINTED)}
+        var_list = [v for v in tf.global_variables() if id(v) not in skipped]
+        var_list += tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS)
         tf.add_to_collection(tf.GraphKeys.SAVERS, tf.train.Saver(
-            sharded=True, max_to_keep=self._config.keep_checkpoint_max,
+            var_list=var_list, sharded=True, max_to_keep=self._config.keep_checkpoint_max,
             keep_checkpoint_every_n_hours=self._config.keep_checkpoint_every_n_hours,
             save_relative_paths=True))
 
@@ -289,7 +298,6 @@ class Estimator:
         if self._warm_start is not None and config.is_chief:
             self._apply_warm_start()
         scaffold = self._scaffold_with_input(spec.scaffold, iterator_init)
-        self._add_saver(scaffold)
         all_hooks = list(hooks) + list(spec.training_hooks)
         if config.is_chief:
             all_hooks += list(spec.training_chief_hooks)
@@ -303,7 +311,9 @@ class Estimator:
             checkpoint=checkpoint, summary_dir=self._model_dir,
             save_summary_steps=config.save_summary_steps,
             log_step_count_steps=config.log_step_count_steps,
-            session_creation_timeout_secs=config.session_creation_timeout_secs)
+            session_creation_timeout_secs=config.session_creation_timeout_secs,
+            before_finalize_fn=lambda: self._add_saver(scaffold),
+            examples_per_step=_static_batch_size(features))
 
     def _apply_warm_start(self):
         ws = self._warm_start
@@ -562,6 +572,17 @@ def _run_with_hooks(session, hooks, fetches, fast_fn=None):
     if context.stop_requested:
         raise tf.errors.OutOfRangeError(None, None, "a hook requested to stop")
     return out["main"]
+
+
+def _static_batch_size(features):
+    """Dimension 0 of the first dense feature when it is known in the graph."""
+    tensors = features.values() if isinstance(features, dict) else [features]
+    for tensor in tensors:
+        if isinstance(tensor, tf.Tensor) and tensor.shape.ndims:
+            size = tensor.shape[0]
+            size = getattr(size, "value", size)
+            return int(size) if size is not None else None
+    return None
 
 
 def _select_predictions(predictions, predict_keys):

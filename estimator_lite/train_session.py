@@ -18,7 +18,11 @@ from absl import logging
 from estimator_lite._tf import tf
 
 __all__ = ["TrainSession", "NanLossDuringTrainingError", "CheckpointPolicy",
-           "build_step_guard", "new_summary_writer"]
+           "build_step_guard", "new_summary_writer", "NOT_CHECKPOINTED"]
+
+# Graph collection of global variables that checkpoints must leave out (e.g. the
+# early-stopping flag: restored as True it would stop a resumed run at once).
+NOT_CHECKPOINTED = "estimator_lite_not_checkpointed"
 
 _RECOVERABLE_ERRORS = (tf.errors.AbortedError, tf.errors.UnavailableError)
 _NAN_STEP = -1
@@ -153,7 +157,8 @@ class TrainSession:
     def __init__(self, *, global_step, train_op, loss, scaffold, hooks=(), master="",
                  session_config=None, is_chief=True, checkpoint=None, summary_dir=None,
                  save_summary_steps=None, log_step_count_steps=None,
-                 session_creation_timeout_secs=7200, clock=time.time):
+                 session_creation_timeout_secs=7200, clock=time.time,
+                 before_finalize_fn=None, examples_per_step=None):
         """Prepares the graph for training.
 
         Args:
@@ -172,6 +177,10 @@ class TrainSession:
           log_step_count_steps: step-rate log period in steps (None/0 disables).
           session_creation_timeout_secs: how long a non-chief waits for the chief.
           clock: time source (injectable for tests).
+          before_finalize_fn: called after the hooks' begin() and before the graph
+            is finalized (the Estimator builds its Saver there, so variables that
+            hooks create are covered).
+          examples_per_step: batch size, when known; adds examples/sec to the log.
         """
         self._graph = tf.get_default_graph()
         self._global_step = global_step
@@ -196,6 +205,9 @@ class TrainSession:
             hook.begin()
         for listener in (self._checkpoint.listeners if self._checkpoint else ()):
             listener.begin()
+        if before_finalize_fn is not None:
+            before_finalize_fn()
+        self._examples_per_step = examples_per_step
         scaffold.finalize()
         self._scaffold = scaffold
         self._graph.finalize()
@@ -267,10 +279,16 @@ class TrainSession:
         start_step, start_time = self._rate_start
         elapsed = now - start_time
         rate = (step - start_step) / elapsed if elapsed > 0 else float("nan")
-        logging.info("step %d: loss = %.6g (%.1f steps/sec)", step, loss, rate)
+        values = {"global_step/sec": rate}
+        if self._examples_per_step:
+            values["examples/sec"] = rate * self._examples_per_step
+            logging.info("step %d: loss = %.6g (%.1f steps/sec, %.0f examples/sec)", step,
+                         loss, rate, values["examples/sec"])
+        else:
+            logging.info("step %d: loss = %.6g (%.1f steps/sec)", step, loss, rate)
         if self._writer is not None and elapsed > 0:
-            summary = tf.Summary(value=[tf.Summary.Value(tag="global_step/sec",
-                                                         simple_value=rate)])
+            summary = tf.Summary(value=[tf.Summary.Value(tag=tag, simple_value=value)
+                                        for tag, value in values.items()])
             self._writer.add_summary(summary, step)
         self._rate_start = (step, now)
         self._log_timer.mark(step)

@@ -42,3 +42,14 @@ def test_multi_tower_example_trains_on_two_logical_devices(tmp_path):
     assert float(line.group(1)) > 0.85
     assert float(line.group(2)) == float(line.group(1))
     assert int(line.group(3)) == 300
+
+
+def test_multitask_example_reports_both_heads(tmp_path):
+    result = _run_example("multitask.py", "--model-dir", str(tmp_path),
+                          "--max-steps", "400", "--fresh-start")
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = re.search(r"local: digit accuracy ([\d.]+), parity accuracy ([\d.]+) at step "
+                     r"(\d+)", result.stdout)
+    assert line, result.stdout
+    assert float(line.group(1)) > 0.85 and float(line.group(2)) > 0.85
+    assert int(line.group(3)) <= 400

@@ -1,0 +1,189 @@
+"""Early stopping that reaches every worker.
+
+The chief evaluates a stop rule (usually on the metrics the evaluations wrote) every
+`run_every_secs` or `run_every_steps`; when it says stop, the chief sets a shared
+boolean variable (on the ps in a cluster) and stops. Every other worker reads that
+variable on the same schedule and stops too. The chief's run then ends normally, so
+it writes the completion marker and the evaluator and ps tasks exit as well.
+
+The flag is not checkpointed: a resumed run starts with it cleared. Checks are
+scheduled by wall time or by this worker's own steps, so they add no fetch to the
+steps in between.
+"""
+
+import time
+
+from absl import logging
+
+from estimator_lite import _validation
+from estimator_lite._tf import tf
+from estimator_lite.eval_metrics import read_eval_metrics
+from estimator_lite.hooks import Schedule, check_schedule
+from estimator_lite.train_session import NOT_CHECKPOINTED
+
+__all__ = ["stop_if_higher_hook", "stop_if_lower_hook", "stop_if_no_increase_hook",
+           "stop_if_no_decrease_hook", "make_early_stopping_hook", "read_eval_metrics"]
+
+_STOP_VARIABLE = "signal_early_stopping/STOP"
+
+
+def _stop_variable():
+    """The shared stop flag, created once per graph (outside any name scope)."""
+    graph = tf.get_default_graph()
+    for variable in graph.get_collection(NOT_CHECKPOINTED):
+        if variable.op.name == _STOP_VARIABLE:
+            return variable
+    with tf.variable_scope("signal_early_stopping", reuse=tf.AUTO_REUSE):
+        variable = tf.get_variable("STOP", shape=[], dtype=tf.bool, trainable=False,
+                                   initializer=tf.constant_initializer(False),
+                                   collections=[tf.GraphKeys.GLOBAL_VARIABLES,
+                                                NOT_CHECKPOINTED])
+    return variable
+
+
+class _StopOnPredicateHook(tf.train.SessionRunHook):
+    """Chief: checks `should_stop_fn` on a schedule; sets the flag and stops."""
+
+    def __init__(self, should_stop_fn, run_every_secs, run_every_steps, clock):
+        self._should_stop_fn = should_stop_fn
+        self._schedule = Schedule(run_every_secs, run_every_steps, clock)
+        self._set_stop = None
+
+    def begin(self):
+        self._set_stop = tf.assign(_stop_variable(), True)
+
+    def after_create_session(self, session, coord):
+        self._schedule.start()
+
+    def after_run(self, run_context, run_values):
+        if self._schedule.tick() and self._should_stop_fn():
+            logging.info("Early stopping: the stop rule is met; stopping all workers.")
+            run_context.session.run(self._set_stop)
+            run_context.request_stop()
+
+
+class _CheckForStoppingHook(tf.train.SessionRunHook):
+    """Non-chief: reads the shared flag on a schedule and stops when it is set."""
+
+    def __init__(self, run_every_secs, run_every_steps, clock):
+        self._schedule = Schedule(run_every_secs, run_every_steps, clock)
+        self._stop = None
+        self._due = False
+
+    def begin(self):
+        self._stop = _stop_variable()
+
+    def after_create_session(self, session, coord):
+        self._schedule.start()
+
+    def before_run(self, run_context):
+        self._due = self._schedule.tick()
+        return tf.train.SessionRunArgs(self._stop) if self._due else None
+
+    def after_run(self, run_context, run_values):
+        if self._due and run_values.results:
+            logging.info("Early stopping: the chief asked every worker to stop.")
+            run_context.request_stop()
+
+
+def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60,
+                             run_every_steps=None, clock=time.time):
+    """Returns the early-stopping hook for this task (chief or not).
+
+    Args:
+      estimator: gives `config.is_chief`.
+      should_stop_fn: no-argument function; True stops training (chief only).
+      run_every_secs: check every this many seconds (None when steps are given).
+      run_every_steps: check every this many local steps instead.
+      clock: time source, for tests.
+
+    Returns:
+      A SessionRunHook to pass to `train` or `TrainSpec(hooks=...)`.
+
+    Raises:
+      TypeError: should_stop_fn is not callable.
+      ValueError: both or neither of run_every_secs / run_every_steps.
+    """
+    _validation.check_callable("should_stop_fn", should_stop_fn)
+    check_schedule(run_every_secs, run_every_steps)
+    if estimator.config.is_chief:
+        return _StopOnPredicateHook(should_stop_fn, run_every_secs, run_every_steps,
+                                    clock)
+    return _CheckForStoppingHook(run_every_secs, run_every_steps, clock)
+
+
+def _metric_history(estimator, eval_dir, metric_name, min_steps):
+    """[(step, value)] of `metric_name` from the eval dir, steps >= min_steps."""
+    history = read_eval_metrics(eval_dir or estimator.eval_dir())
+    values = []
+    for step, metrics in history.items():
+        if step < min_steps:
+            continue
+        if metric_name not in metrics:
+            raise ValueError(f"metric {metric_name!r} is not in the evaluation at step "
+                             f"{step}; it has {sorted(metrics)}")
+        values.append((step, metrics[metric_name]))
+    return values
+
+
+def _threshold_hook(estimator, metric_name, threshold, eval_dir, min_steps,
+                    run_every_secs, run_every_steps, crossed):
+    def should_stop():
+        for step, value in _metric_history(estimator, eval_dir, metric_name, min_steps):
+            if crossed(value, threshold):
+                logging.info("Early stopping: %s = %s at step %d crossed %s",
+                             metric_name, value, step, threshold)
+                return True
+        return False
+    return make_early_stopping_hook(estimator, should_stop, run_every_secs,
+                                    run_every_steps)
+
+
+def _stall_hook(estimator, metric_name, max_steps_without_change, eval_dir, min_steps,
+                run_every_secs, run_every_steps, better, arg_name):
+    _validation.check_int(arg_name, max_steps_without_change, 1)
+
+    def should_stop():
+        best_step = best_value = None
+        for step, value in _metric_history(estimator, eval_dir, metric_name, min_steps):
+            if best_value is None or better(value, best_value):
+                best_step, best_value = step, value
+            elif step - best_step >= max_steps_without_change:
+                logging.info("Early stopping: no improvement of %s since step %d (%s)",
+                             metric_name, best_step, best_value)
+                return True
+        return False
+    return make_early_stopping_hook(estimator, should_stop, run_every_secs,
+                                    run_every_steps)
+
+
+def stop_if_higher_hook(estimator, metric_name, threshold, eval_dir=None, min_steps=0,
+                        run_every_secs=60, run_every_steps=None):
+    """Stops once an evaluation at step >= min_steps has metric > threshold."""
+    return _threshold_hook(estimator, metric_name, threshold, eval_dir, min_steps,
+                           run_every_secs, run_every_steps, lambda v, t: v > t)
+
+
+def stop_if_lower_hook(estimator, metric_name, threshold, eval_dir=None, min_steps=0,
+                       run_every_secs=60, run_every_steps=None):
+    """Stops once an evaluation at step >= min_steps has metric < threshold."""
+    return _threshold_hook(estimator, metric_name, threshold, eval_dir, min_steps,
+                           run_every_secs, run_every_steps, lambda v, t: v < t)
+
+
+def stop_if_no_increase_hook(estimator, metric_name, max_steps_without_increase,
+                             eval_dir=None, min_steps=0, run_every_secs=60,
+                             run_every_steps=None):
+    """Stops when the metric has not increased for max_steps_without_increase steps."""
+    return _stall_hook(estimator, metric_name, max_steps_without_increase, eval_dir,
+                       min_steps, run_every_secs, run_every_steps, lambda v, b: v > b,
+                       "max_steps_without_increase")
+
+
+def stop_if_no_decrease_hook(estimator, metric_name, max_steps_without_decrease,
+                             eval_dir=None, min_steps=0, run_every_secs=60,
+                             run_every_steps=None):
+    """Stops when the metric has not decreased for max_steps_without_decrease steps."""
+    return _stall_hook(estimator, metric_name, max_steps_without_decrease, eval_dir,
+                       min_steps, run_every_secs, run_every_steps, lambda v, b: v < b,
+                       "max_steps_without_decrease")

@@ -1,0 +1,181 @@
+"""Early-stopping hooks: each rule on written eval events, and a cluster-wide stop."""
+
+import os
+import threading
+
+import pytest
+
+import estimator_lite as el
+from estimator_lite import cluster as cluster_lib
+from estimator_lite import early_stopping
+from estimator_lite._tf import tf
+from estimator_lite.train_session import new_summary_writer
+from tests import models
+
+ERR_ONE_SCHEDULE = "give exactly one of run_every_secs and run_every_steps"
+
+
+class FakeConfig:
+    def __init__(self, is_chief):
+        self.is_chief = is_chief
+
+
+class FakeEstimator:
+    def __init__(self, model_dir, is_chief=True):
+        self.model_dir = str(model_dir)
+        self.config = FakeConfig(is_chief)
+
+    def eval_dir(self, name=None):
+        return os.path.join(self.model_dir, "eval" if not name else f"eval_{name}")
+
+
+def write_evals(eval_dir, metrics_by_step):
+    writer = new_summary_writer(eval_dir)
+    for step, metrics in metrics_by_step.items():
+        writer.add_summary(tf.Summary(value=[tf.Summary.Value(tag=k, simple_value=v)
+                                             for k, v in metrics.items()]), step)
+    writer.close()
+
+
+def _should_stop(hook):
+    assert isinstance(hook, early_stopping._StopOnPredicateHook)
+    return hook._should_stop_fn()
+
+
+@pytest.fixture
+def estimator(tmp_path):
+    est = FakeEstimator(tmp_path)
+    write_evals(est.eval_dir(), {10: {"acc": 0.5, "loss": 1.0},
+                                 20: {"acc": 0.9, "loss": 0.5},
+                                 30: {"acc": 0.8, "loss": 0.6},
+                                 40: {"acc": 0.85, "loss": 0.7}})
+    return est
+
+
+def test_read_eval_metrics(estimator):
+    history = el.read_eval_metrics(estimator.eval_dir())
+    assert list(history) == [10, 20, 30, 40]
+    assert history[20] == pytest.approx({"acc": 0.9, "loss": 0.5})
+
+
+@pytest.mark.parametrize("threshold, min_steps, expected", [
+    (0.8, 0, True), (0.95, 0, False), (0.8, 25, True), (0.86, 25, False)])
+def test_stop_if_higher(estimator, threshold, min_steps, expected):
+    hook = el.stop_if_higher_hook(estimator, "acc", threshold, min_steps=min_steps,
+                                  run_every_secs=None, run_every_steps=1)
+    assert _should_stop(hook) is expected
+
+
+@pytest.mark.parametrize("threshold, expected", [(0.55, True), (0.5, False)])
+def test_stop_if_lower(estimator, threshold, expected):
+    hook = el.stop_if_lower_hook(estimator, "loss", threshold)
+    assert _should_stop(hook) is expected
+
+
+@pytest.mark.parametrize("max_steps, min_steps, expected", [
+    (20, 0, True), (25, 0, False), (10, 35, False)])
+def test_stop_if_no_decrease(estimator, max_steps, min_steps, expected):
+    hook = el.stop_if_no_decrease_hook(estimator, "loss", max_steps, min_steps=min_steps)
+    assert _should_stop(hook) is expected
+
+
+@pytest.mark.parametrize("max_steps, expected", [(20, True), (21, False)])
+def test_stop_if_no_increase(estimator, max_steps, expected):
+    hook = el.experimental.stop_if_no_increase_hook(estimator, "acc", max_steps)
+    assert _should_stop(hook) is expected
+
+
+def test_rule_errors(estimator):
+    hook = el.stop_if_higher_hook(estimator, "auc", 0.5)
+    with pytest.raises(ValueError, match="metric 'auc' is not in the evaluation"):
+        _should_stop(hook)
+    with pytest.raises(ValueError, match=ERR_ONE_SCHEDULE):
+        el.stop_if_higher_hook(estimator, "acc", 0.5, run_every_secs=10,
+                               run_every_steps=10)
+    with pytest.raises(ValueError, match=ERR_ONE_SCHEDULE):
+        el.make_early_stopping_hook(estimator, lambda: True, run_every_secs=None)
+    with pytest.raises(ValueError, match="max_steps_without_decrease must be >= 1"):
+        el.stop_if_no_decrease_hook(estimator, "loss", 0)
+    with pytest.raises(TypeError, match="should_stop_fn must be callable"):
+        el.make_early_stopping_hook(estimator, None)
+
+
+def test_non_chief_gets_the_flag_reader(tmp_path):
+    hook = el.make_early_stopping_hook(FakeEstimator(tmp_path, is_chief=False),
+                                       lambda: True)
+    assert isinstance(hook, early_stopping._CheckForStoppingHook)
+
+
+def test_schedule_by_seconds_checks_only_when_due(tmp_path):
+    now = [0.0]
+    calls = []
+    hook = early_stopping.make_early_stopping_hook(
+        FakeEstimator(tmp_path), lambda: calls.append(now[0]) or False,
+        run_every_secs=10, clock=lambda: now[0])
+    hook._schedule.start()
+    for _ in range(25):
+        now[0] += 1
+        hook.after_run(None, None)
+    assert calls == [10.0, 20.0]
+
+
+def test_local_training_stops_and_flag_is_not_checkpointed(tmp_path):
+    est = models.make_estimator(tmp_path)
+    calls = []
+    hook = el.make_early_stopping_hook(est, lambda: calls.append(1) or len(calls) >= 3,
+                                       run_every_secs=None, run_every_steps=5)
+    est.train(models.input_fn(), hooks=[hook], max_steps=1000)
+    assert est.get_variable_value("global_step") == 15
+    assert "signal_early_stopping/STOP" not in est.get_variable_names()
+    # A resumed run is not stopped by a restored flag.
+    est.train(models.input_fn(), max_steps=20)
+    assert est.get_variable_value("global_step") == 20
+
+
+def test_chief_decision_stops_the_other_worker(tmp_path, monkeypatch):
+    cluster = cluster_lib.local_cluster_spec(num_ps=1, num_workers=1)
+    spec = tf.train.ClusterSpec(cluster)
+    servers = [tf.train.Server(spec, job_name=job, task_index=i)
+               for job, addresses in cluster.items() for i in range(len(addresses))]
+    estimators = {}
+    for task_type in ("chief", "worker"):
+        monkeypatch.setenv("TF_CONFIG", cluster_lib.tf_config(cluster, task_type, 0))
+        estimators[task_type] = models.make_estimator(tmp_path, save_checkpoints_steps=50)
+    chief_checks = []
+    worker_started = threading.Event()
+
+    def chief_should_stop():
+        chief_checks.append(1)
+        return worker_started.is_set() and len(chief_checks) >= 20
+
+    class Started(tf.train.SessionRunHook):
+        def after_run(self, run_context, run_values):
+            worker_started.set()
+
+    hooks = {
+        "chief": [el.make_early_stopping_hook(estimators["chief"], chief_should_stop,
+                                              run_every_secs=None, run_every_steps=1)],
+        "worker": [Started(), el.make_early_stopping_hook(
+            estimators["worker"], lambda: pytest.fail("only the chief decides"),
+            run_every_secs=None, run_every_steps=1)],
+    }
+    errors = []
+
+    def train(task_type):
+        try:
+            estimators[task_type].train(models.input_fn(), hooks=hooks[task_type],
+                                        max_steps=10**7)
+        except Exception as e:  # noqa: BLE001 - reported to the main thread
+            errors.append((task_type, repr(e)))
+
+    threads = [threading.Thread(target=train, args=(t,), daemon=True)
+               for t in ("chief", "worker")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert [t.is_alive() for t in threads] == [False, False], "a worker did not stop"
+    assert errors == []
+    assert len(chief_checks) >= 20
+    assert estimators["chief"].get_variable_value("global_step") < 10**5
+    assert len(servers) == 3
