@@ -64,17 +64,22 @@ def _build_plain_graph():
     return graph, train_op
 
 
+def _loop_rate(session, train_op, steps, warmup):
+    """Steps/sec of `session.run(train_op)` over `steps` steps after a warm-up."""
+    for _ in range(warmup):
+        session.run(train_op)
+    start = time.perf_counter()
+    for _ in range(steps):
+        session.run(train_op)
+    return steps / (time.perf_counter() - start)
+
+
 def bench_bare(steps, warmup):
     """Steps/sec of a bare session.run(train_op) loop."""
     graph, train_op = _build_plain_graph()
     with graph.as_default(), tf.Session() as session:
         session.run(tf.global_variables_initializer())
-        for _ in range(warmup):
-            session.run(train_op)
-        start = time.perf_counter()
-        for _ in range(steps):
-            session.run(train_op)
-        return steps / (time.perf_counter() - start)
+        return _loop_rate(session, train_op, steps, warmup)
 
 
 def bench_monitored(steps, warmup, model_dir):
@@ -83,12 +88,7 @@ def bench_monitored(steps, warmup, model_dir):
     with graph.as_default(), tf.train.MonitoredTrainingSession(
             checkpoint_dir=model_dir, save_checkpoint_steps=1000,
             log_step_count_steps=100) as session:
-        for _ in range(warmup):
-            session.run(train_op)
-        start = time.perf_counter()
-        for _ in range(steps):
-            session.run(train_op)
-        return steps / (time.perf_counter() - start)
+        return _loop_rate(session, train_op, steps, warmup)
 
 
 def bench_estimator(steps, warmup, model_dir):

@@ -21,6 +21,7 @@ from estimator_lite.train_session import (
     NOT_CHECKPOINTED,
     CheckpointPolicy,
     TrainSession,
+    merge_run_args,
     new_summary_writer,
 )
 
@@ -560,15 +561,13 @@ def _run_with_hooks(session, hooks, fetches, fast_fn=None):
         return fast_fn() if fast_fn is not None else session.run(fetches)
     context = tf.train.SessionRunContext(tf.train.SessionRunArgs(fetches), session)
     requests = [hook.before_run(context) for hook in hooks]
-    feed_dict = {}
-    for request in requests:
-        if request is not None and request.feed_dict:
-            feed_dict.update(request.feed_dict)
-    hook_fetches = {i: r.fetches for i, r in enumerate(requests)
-                    if r is not None and r.fetches is not None}
-    out = session.run({"main": fetches, "hooks": hook_fetches}, feed_dict=feed_dict or None)
+    hook_fetches, feed_dict, options = merge_run_args(requests)
+    metadata = tf.RunMetadata() if options is not None else None
+    out = session.run({"main": fetches, "hooks": hook_fetches}, feed_dict=feed_dict or None,
+                      options=options, run_metadata=metadata)
     for i, hook in enumerate(hooks):
-        hook.after_run(context, tf.train.SessionRunValues(out["hooks"].get(i), None, None))
+        hook.after_run(context, tf.train.SessionRunValues(out["hooks"].get(i), options,
+                                                          metadata))
     if context.stop_requested:
         raise tf.errors.OutOfRangeError(None, None, "a hook requested to stop")
     return out["main"]

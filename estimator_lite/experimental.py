@@ -1,4 +1,4 @@
-"""Names TF Estimator keeps under `tf.estimator.experimental`, for drop-in imports."""
+"""Early-stopping names under `experimental`, where TF Estimator kept them (drop-in)."""
 
 from estimator_lite.early_stopping import (
     make_early_stopping_hook,

@@ -83,9 +83,6 @@ class TensorServingInputReceiver(ServingInputReceiver):
 
 
 def _placeholder_like(name, spec, default_batch_size):
-    if not hasattr(spec, "dtype") or not hasattr(spec, "shape"):
-        raise TypeError(f"features[{name!r}] must be a Tensor or TensorSpec (with dtype "
-                        f"and shape), got {spec!r}")
     shape = tf.TensorShape(spec.shape)
     if shape.ndims:
         shape = tf.TensorShape([default_batch_size]).concatenate(shape[1:])

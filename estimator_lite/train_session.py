@@ -18,7 +18,7 @@ from absl import logging
 from estimator_lite._tf import tf
 
 __all__ = ["TrainSession", "NanLossDuringTrainingError", "CheckpointPolicy",
-           "build_step_guard", "new_summary_writer", "NOT_CHECKPOINTED"]
+           "build_step_guard", "new_summary_writer", "merge_run_args", "NOT_CHECKPOINTED"]
 
 # Graph collection of global variables that checkpoints must leave out (e.g. the
 # early-stopping flag: restored as True it would stop a resumed run at once).
@@ -120,8 +120,16 @@ class _Periodic:
         self.last_time = self._clock()
 
 
-def _merge_run_args(requests):
-    """Merges SessionRunArgs from several hooks into (fetches, feed_dict, options)."""
+def merge_run_args(requests):
+    """Merges SessionRunArgs from several hooks into (fetches, feed_dict, options).
+
+    Returns:
+      fetches: {hook index: fetches} for the hooks that asked for something;
+      feed_dict: the union of their feeds; options: merged RunOptions or None.
+
+    Raises:
+      RuntimeError: two hooks feed the same tensor.
+    """
     feed_dict = {}
     options = None
     for args in requests:
@@ -333,7 +341,7 @@ class TrainSession:
             hook_results = [None] * len(requests)
             options = metadata = None
         else:
-            hook_fetches, feed_dict, options = _merge_run_args(requests)
+            hook_fetches, feed_dict, options = merge_run_args(requests)
             metadata = tf.RunMetadata() if options is not None else None
             out = self._session.run(
                 {"step": self._guard, "extra": extra, "hooks": hook_fetches},

@@ -61,7 +61,11 @@ def _dense(inputs, units, name, activation=None):
 
 
 def model_fn(features, labels, mode, params):
-    """A 64-128-10 network with a softmax cross-entropy loss."""
+    """A 64-128-10 network with a softmax cross-entropy loss.
+
+    params: learning_rate, hidden_units, and optionally wrap_optimizer, a function
+    applied to the Adam optimizer (examples/multi_tower.py passes TowerOptimizer).
+    """
     hidden = _dense(features["pixels"], params.get("hidden_units", 128), "hidden",
                     tf.nn.relu)
     logits = _dense(hidden, NUM_CLASSES, "logits")
@@ -72,6 +76,7 @@ def model_fn(features, labels, mode, params):
             "serving_default": el.export.PredictOutput(predictions)})
     loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
     optimizer = tf.train.AdamOptimizer(params.get("learning_rate", 0.01))
+    optimizer = params.get("wrap_optimizer", lambda opt: opt)(optimizer)
     train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
     metrics = {"accuracy": tf.metrics.accuracy(labels, class_ids)}
     return el.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics)

@@ -23,22 +23,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import digits  # noqa: E402 - the sibling example, importable once its folder is on the path
 
 
-def tower_model_fn(features, labels, mode, params):
-    """digits.model_fn with its optimizer wrapped in TowerOptimizer."""
-    hidden = digits._dense(features["pixels"], 128, "hidden", tf.nn.relu)
-    logits = digits._dense(hidden, digits.NUM_CLASSES, "logits")
-    class_ids = tf.argmax(logits, axis=1)
-    predictions = {"class_ids": class_ids, "probabilities": tf.nn.softmax(logits)}
-    if mode == el.ModeKeys.PREDICT:
-        return el.EstimatorSpec(mode, predictions=predictions, export_outputs={
-            "serving_default": el.export.PredictOutput(predictions)})
-    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
-    optimizer = el.TowerOptimizer(tf.train.AdamOptimizer(params["learning_rate"]))
-    train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
-    return el.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={
-        "accuracy": tf.metrics.accuracy(labels, class_ids)})
-
-
 def tower_devices(count):
     """All GPUs if there are any, else `count` logical CPU devices."""
     gpus = tf.config.experimental.list_logical_devices("GPU")
@@ -60,8 +44,10 @@ def main(argv=None):
     x_train, y_train, x_test, y_test = digits.load_digits()
     config = el.RunConfig(model_dir=model_dir, save_checkpoints_steps=500,
                           log_step_count_steps=250, session_config=session_config)
-    estimator = el.Estimator(el.replicate_model_fn(tower_model_fn, devices=devices),
-                             config=config, params={"learning_rate": 0.01})
+    # digits.model_fn unchanged, its optimizer wrapped in TowerOptimizer.
+    estimator = el.Estimator(el.replicate_model_fn(digits.model_fn, devices=devices),
+                             config=config, params={"learning_rate": 0.01,
+                                                    "wrap_optimizer": el.TowerOptimizer})
     metrics, exports = el.train_and_evaluate(
         estimator, el.TrainSpec(digits.make_input_fn(x_train, y_train, batch_size=64),
                                 max_steps=args.max_steps),

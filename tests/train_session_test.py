@@ -67,7 +67,7 @@ def test_merge_run_args():
         b = tf.constant(1.0)
         slow = tf.RunOptions(timeout_in_ms=5000)
         fast = tf.RunOptions(timeout_in_ms=100, trace_level=tf.RunOptions.FULL_TRACE)
-        fetches, feeds, options = train_session._merge_run_args([
+        fetches, feeds, options = train_session.merge_run_args([
             tf.train.SessionRunArgs(b, feed_dict={a: 1.0}, options=slow), None,
             tf.train.SessionRunArgs(None, options=fast)])
         assert fetches == {0: b}
@@ -75,5 +75,5 @@ def test_merge_run_args():
         assert options.timeout_in_ms == 100
         assert options.trace_level == tf.RunOptions.FULL_TRACE
         with pytest.raises(RuntimeError, match="feed the same tensor"):
-            train_session._merge_run_args([tf.train.SessionRunArgs(b, {a: 1.0}),
+            train_session.merge_run_args([tf.train.SessionRunArgs(b, {a: 1.0}),
                                            tf.train.SessionRunArgs(b, {a: 2.0})])
