@@ -179,3 +179,40 @@ def test_chief_decision_stops_the_other_worker(tmp_path, monkeypatch):
     assert len(chief_checks) >= 20
     assert estimators["chief"].get_variable_value("global_step") < 10**5
     assert len(servers) == 3
+
+
+def test_early_stop_ends_every_role_of_train_and_evaluate(tmp_path, monkeypatch):
+    from estimator_lite import completion, training  # noqa: PLC0415 - local to this test
+
+    cluster = cluster_lib.local_cluster_spec(num_ps=1, num_workers=1)
+    executors = {}
+    checks = []
+    for task_type in ("ps", "chief", "worker", "evaluator"):
+        monkeypatch.setenv("TF_CONFIG", cluster_lib.tf_config(cluster, task_type, 0))
+        est = models.make_estimator(tmp_path, save_checkpoints_steps=20,
+                                    experimental_max_worker_delay_secs=0)
+        hook = el.make_early_stopping_hook(
+            est, lambda: checks.append(1) or len(checks) >= 50, run_every_secs=None,
+            run_every_steps=1)
+        executors[task_type] = training._TrainingExecutor(
+            est, el.TrainSpec(models.input_fn(), max_steps=10**6, hooks=[hook]),
+            el.EvalSpec(models.input_fn(epochs=1), steps=None, start_delay_secs=0,
+                        throttle_secs=0.2))
+    results, errors = {}, []
+
+    def run(task_type):
+        try:
+            results[task_type] = executors[task_type].run()
+        except Exception as e:  # noqa: BLE001 - reported to the main thread
+            errors.append((task_type, repr(e)))
+
+    threads = {t: threading.Thread(target=run, args=(t,), daemon=True) for t in executors}
+    for thread in threads.values():
+        thread.start()
+    for thread in threads.values():
+        thread.join(timeout=180)
+    assert [t for t, th in threads.items() if th.is_alive()] == []
+    assert errors == []
+    final_step = completion.read_training_complete(str(tmp_path)).global_step
+    assert final_step < 10**4  # stopped early, not at max_steps
+    assert results["evaluator"][0]["global_step"] == final_step
