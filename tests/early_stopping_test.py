@@ -159,22 +159,11 @@ def test_chief_decision_stops_the_other_worker(tmp_path, monkeypatch):
             estimators["worker"], lambda: pytest.fail("only the chief decides"),
             run_every_secs=None, run_every_steps=1)],
     }
-    errors = []
-
-    def train(task_type):
-        try:
-            estimators[task_type].train(models.input_fn(), hooks=hooks[task_type],
-                                        max_steps=10**7)
-        except Exception as e:  # noqa: BLE001 - reported to the main thread
-            errors.append((task_type, repr(e)))
-
-    threads = [threading.Thread(target=train, args=(t,), daemon=True)
-               for t in ("chief", "worker")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert [t.is_alive() for t in threads] == [False, False], "a worker did not stop"
+    _, errors, running = models.run_in_threads({
+        task_type: lambda t=task_type: estimators[t].train(
+            models.input_fn(), hooks=hooks[t], max_steps=10**7)
+        for task_type in ("chief", "worker")}, timeout_secs=120)
+    assert running == [], "a worker did not stop"
     assert errors == []
     assert len(chief_checks) >= 20
     assert estimators["chief"].get_variable_value("global_step") < 10**5
@@ -198,20 +187,9 @@ def test_early_stop_ends_every_role_of_train_and_evaluate(tmp_path, monkeypatch)
             est, el.TrainSpec(models.input_fn(), max_steps=10**6, hooks=[hook]),
             el.EvalSpec(models.input_fn(epochs=1), steps=None, start_delay_secs=0,
                         throttle_secs=0.2))
-    results, errors = {}, []
-
-    def run(task_type):
-        try:
-            results[task_type] = executors[task_type].run()
-        except Exception as e:  # noqa: BLE001 - reported to the main thread
-            errors.append((task_type, repr(e)))
-
-    threads = {t: threading.Thread(target=run, args=(t,), daemon=True) for t in executors}
-    for thread in threads.values():
-        thread.start()
-    for thread in threads.values():
-        thread.join(timeout=180)
-    assert [t for t, th in threads.items() if th.is_alive()] == []
+    results, errors, running = models.run_in_threads(
+        {task_type: executor.run for task_type, executor in executors.items()})
+    assert running == []
     assert errors == []
     final_step = completion.read_training_complete(str(tmp_path)).global_step
     assert final_step < 10**4  # stopped early, not at max_steps

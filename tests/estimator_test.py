@@ -2,7 +2,6 @@
 
 import glob
 import os
-import threading
 
 import numpy as np
 import pytest
@@ -326,21 +325,11 @@ def test_distributed_training_with_real_servers(tmp_path, monkeypatch):
         config = el.RunConfig(model_dir=str(tmp_path), save_checkpoints_steps=20)
         estimators[task_type] = el.Estimator(models.linear_model_fn, config=config)
         recorders[task_type] = _DeviceRecorder()
-    errors = []
-
-    def train(task_type):
-        try:
-            estimators[task_type].train(models.input_fn(), hooks=[recorders[task_type]],
-                                        max_steps=60)
-        except Exception as e:  # noqa: BLE001 - reported to the main thread below
-            errors.append((task_type, e))
-
-    threads = [threading.Thread(target=train, args=(t,)) for t in ("chief", "worker")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "training did not finish"
+    _, errors, running = models.run_in_threads({
+        task_type: lambda t=task_type: estimators[t].train(
+            models.input_fn(), hooks=[recorders[t]], max_steps=60)
+        for task_type in ("chief", "worker")}, timeout_secs=120)
+    assert running == [], "training did not finish"
     assert errors == []
     for recorder in recorders.values():
         assert recorder.devices["w"].startswith("/job:ps/task:0")

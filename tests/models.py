@@ -50,3 +50,28 @@ def make_estimator(model_dir, params=None, **config_kwargs):
     config_kwargs.setdefault("save_checkpoints_steps", 10)
     config = el.RunConfig(model_dir=str(model_dir), **config_kwargs)
     return el.Estimator(linear_model_fn, config=config, params=params)
+
+
+def run_in_threads(functions, timeout_secs=180):
+    """Runs {name: fn} concurrently (e.g. one cluster role each) and waits.
+
+    Returns:
+      (results {name: return value}, errors [(name, repr)], names still running).
+    """
+    import threading  # noqa: PLC0415 - only the cluster tests need it
+
+    results, errors = {}, []
+
+    def run(name, fn):
+        try:
+            results[name] = fn()
+        except Exception as e:  # noqa: BLE001 - reported to the calling test
+            errors.append((name, repr(e)))
+
+    threads = {name: threading.Thread(target=run, args=(name, fn), daemon=True)
+               for name, fn in functions.items()}
+    for thread in threads.values():
+        thread.start()
+    for thread in threads.values():
+        thread.join(timeout=timeout_secs)
+    return results, errors, [name for name, t in threads.items() if t.is_alive()]

@@ -2,7 +2,6 @@
 
 import logging as std_logging
 import os
-import threading
 
 import numpy as np
 import pytest
@@ -618,20 +617,9 @@ def test_in_process_cluster_every_role_finishes(tmp_path, monkeypatch):
             estimator, el.TrainSpec(models.input_fn(), max_steps=100),
             el.EvalSpec(models.input_fn(epochs=1), steps=None, exporters=[exporter],
                         start_delay_secs=0, throttle_secs=0.2))
-    results, errors = {}, []
-
-    def run(task_type):
-        try:
-            results[task_type] = executors[task_type].run()
-        except Exception as e:  # noqa: BLE001 - reported to the main thread below
-            errors.append((task_type, repr(e)))
-
-    threads = {t: threading.Thread(target=run, args=(t,), daemon=True) for t, _ in roles}
-    for thread in threads.values():
-        thread.start()
-    for thread in threads.values():
-        thread.join(timeout=180)
-    assert [t for t, th in threads.items() if th.is_alive()] == []
+    results, errors, running = models.run_in_threads(
+        {task_type: executors[task_type].run for task_type, _ in roles})
+    assert running == []
     assert errors == []
     assert results["chief"] == results["worker"] == results["ps"] == (None, None)
     metrics, exports = results["evaluator"]
