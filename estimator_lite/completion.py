@@ -8,9 +8,9 @@ evaluator poll for them. Files are written to a temp name and renamed, so a read
 never sees half a marker (this works on local disks and on GCS/HDFS through gfile).
 """
 
-import json
 import os
 
+from estimator_lite._json_file import read_json, write_json
 from estimator_lite._tf import tf
 
 __all__ = ["TrainingComplete", "write_training_complete", "read_training_complete",
@@ -37,28 +37,19 @@ class TrainingComplete:
                 f"max_steps={self.max_steps})")
 
 
-def _write_json(path, payload):
-    temp = f"{path}.tmp-{os.getpid()}"
-    with tf.io.gfile.GFile(temp, "w") as f:
-        f.write(json.dumps(payload))
-    tf.io.gfile.rename(temp, path, overwrite=True)
-
-
 def write_training_complete(model_dir, global_step, max_steps, time_secs):
     """Marks training as complete at `global_step` (called by the chief)."""
     tf.io.gfile.makedirs(model_dir)
-    _write_json(os.path.join(model_dir, _CHIEF_MARKER), {
+    write_json(os.path.join(model_dir, _CHIEF_MARKER), {
         "global_step": int(global_step), "max_steps": max_steps,
         "time_secs": float(time_secs)})
 
 
 def read_training_complete(model_dir):
     """Returns the chief's TrainingComplete marker, or None if there is none."""
-    path = os.path.join(model_dir, _CHIEF_MARKER)
-    if not tf.io.gfile.exists(path):
+    payload = read_json(os.path.join(model_dir, _CHIEF_MARKER))
+    if payload is None:
         return None
-    with tf.io.gfile.GFile(path) as f:
-        payload = json.loads(f.read())
     return TrainingComplete(payload["global_step"], payload["max_steps"],
                             payload["time_secs"])
 
@@ -79,7 +70,7 @@ def write_worker_done(model_dir, task_id, global_step):
     """Marks worker `task_id` as stopped (called by each worker)."""
     workers = os.path.join(model_dir, _WORKERS_DIR)
     tf.io.gfile.makedirs(workers)
-    _write_json(os.path.join(workers, f"worker-{task_id}.json"),
+    write_json(os.path.join(workers, f"worker-{task_id}.json"),
                 {"global_step": int(global_step)})
 
 

@@ -18,7 +18,7 @@ from absl import logging
 from estimator_lite import _validation
 from estimator_lite._tf import tf
 from estimator_lite.eval_metrics import read_eval_metrics
-from estimator_lite.hooks import Schedule, check_schedule
+from estimator_lite.hooks import Schedule
 from estimator_lite.train_session import NOT_CHECKPOINTED
 
 __all__ = ["stop_if_higher_hook", "stop_if_lower_hook", "stop_if_no_increase_hook",
@@ -105,7 +105,6 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60,
       ValueError: both or neither of run_every_secs / run_every_steps.
     """
     _validation.check_callable("should_stop_fn", should_stop_fn)
-    check_schedule(run_every_secs, run_every_steps)
     if estimator.config.is_chief:
         return _StopOnPredicateHook(should_stop_fn, run_every_secs, run_every_steps,
                                     clock)

@@ -370,8 +370,8 @@ class Estimator:
         values["global_step"] = global_step
         scaffold = self._scaffold_with_input(spec.scaffold, iterator_init)
         all_hooks = list(hooks) + list(spec.evaluation_hooks)
-        with _RestoredSession(scaffold, checkpoint_path, self._config,
-                              all_hooks) as session:
+        with _RestoredSession(scaffold, checkpoint_path, self._local_session_config(),
+                              self._config.evaluation_master, all_hooks) as session:
             run_update = session.make_callable(update_op)
             done = 0
             while steps is None or done < steps:
@@ -427,8 +427,9 @@ class Estimator:
             predictions = _select_predictions(spec.predictions, predict_keys)
             scaffold = self._scaffold_with_input(spec.scaffold, iterator_init)
             all_hooks = list(hooks) + list(spec.prediction_hooks)
-            with _RestoredSession(scaffold, checkpoint_path, self._config,
-                                  all_hooks) as session:
+            with _RestoredSession(scaffold, checkpoint_path,
+                                  self._local_session_config(),
+                                  self._config.evaluation_master, all_hooks) as session:
                 while True:
                     try:
                         batch = _run_with_hooks(session, all_hooks, predictions)
@@ -504,6 +505,7 @@ class Estimator:
                 builder.save(as_text)
 
     def _local_session_config(self):
+        """The session config for evaluation, prediction and export."""
         config = tf.ConfigProto()
         config.CopyFrom(self._config.session_config)
         del config.device_filters[:]  # Export and eval run on this machine only.
@@ -516,10 +518,11 @@ class _RestoredSession:
     Calls the hooks' begin/after_create_session on entry and end on exit.
     """
 
-    def __init__(self, scaffold, checkpoint_path, config, hooks):
+    def __init__(self, scaffold, checkpoint_path, session_config, master, hooks):
         self._scaffold = scaffold
         self._checkpoint_path = checkpoint_path
-        self._config = config
+        self._session_config = session_config
+        self._master = master
         self._hooks = hooks
         self._session = None
 
@@ -528,10 +531,7 @@ class _RestoredSession:
             hook.begin()
         self._scaffold.finalize()
         tf.get_default_graph().finalize()
-        config = tf.ConfigProto()
-        config.CopyFrom(self._config.session_config)
-        del config.device_filters[:]
-        session = tf.Session(self._config.evaluation_master, config=config)
+        session = tf.Session(self._master, config=self._session_config)
         self._session = session
         if self._checkpoint_path is not None:
             self._scaffold.saver.restore(session, self._checkpoint_path)

@@ -9,12 +9,12 @@ Garbage collection only ever removes timestamp-named (all-digit) directories.
 
 import abc
 import inspect
-import json
 import os
 
 from absl import logging
 
 from estimator_lite import _validation, eval_metrics
+from estimator_lite._json_file import read_json, write_json
 from estimator_lite._tf import tf
 
 __all__ = ["Exporter", "LatestExporter", "BestExporter", "FinalExporter",
@@ -203,10 +203,9 @@ class BestExporter(_SavedModelExporter):
 
     def _load_best(self, estimator, export_path, current_step):
         """Best earlier result: the saved one, else the best earlier eval event."""
-        saved = os.path.join(export_path, _BEST_RESULT_FILE)
-        if tf.io.gfile.exists(saved):
-            with tf.io.gfile.GFile(saved) as f:
-                return json.loads(f.read())
+        saved = read_json(os.path.join(export_path, _BEST_RESULT_FILE))
+        if saved is not None:
+            return saved
         best = None
         history = eval_metrics.read_event_file_metrics(self._pattern(estimator.model_dir))
         for step, metrics in history.items():
@@ -219,11 +218,7 @@ class BestExporter(_SavedModelExporter):
 
     def _save_best(self, export_path, eval_result):
         tf.io.gfile.makedirs(export_path)
-        path = os.path.join(export_path, _BEST_RESULT_FILE)
-        temp = path + ".tmp"
-        with tf.io.gfile.GFile(temp, "w") as f:
-            f.write(json.dumps(_json_safe(eval_result)))
-        tf.io.gfile.rename(temp, path, overwrite=True)
+        write_json(os.path.join(export_path, _BEST_RESULT_FILE), _json_safe(eval_result))
 
     def export(self, estimator, export_path, checkpoint_path, eval_result,
                is_the_final_export):

@@ -26,7 +26,7 @@ from absl import logging
 from estimator_lite import _validation
 from estimator_lite._tf import tf
 from estimator_lite.eval_metrics import read_eval_metrics
-from estimator_lite.hooks import Schedule
+from estimator_lite.hooks import Schedule, check_schedule
 from estimator_lite.train_session import NOT_CHECKPOINTED
 
 __all__ = ["ReduceLearningRateOnPlateau"]
@@ -78,8 +78,8 @@ class ReduceLearningRateOnPlateau:
         self.min_scale = _validation.check_number("min_scale", min_scale, 0)
         self.restore_best = bool(restore_best)
         self.eval_name = eval_name
+        check_schedule(run_every_secs, run_every_steps)
         self._schedule_args = (run_every_secs, run_every_steps)
-        Schedule(run_every_secs, run_every_steps)  # validates the pair
 
     def learning_rate(self, base_learning_rate):
         """The learning rate to give the optimizer: base times the current factor."""

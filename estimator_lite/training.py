@@ -419,9 +419,10 @@ class _TrainingExecutor:
                               saving_listeners=list(spec.saving_listeners) +
                               list(extra_listeners))
 
-    def _make_eval_listener(self):
-        evaluator = _Evaluator(self._estimator, self._eval_spec,
-                               self._train_spec.max_steps)
+    def _make_evaluator(self):
+        return _Evaluator(self._estimator, self._eval_spec, self._train_spec.max_steps)
+
+    def _make_eval_listener(self, evaluator):
         return _NewCheckpointListenerForEvaluate(
             evaluator, self._eval_spec.throttle_secs, self._continuous_eval_listener)
 
@@ -434,11 +435,12 @@ class _TrainingExecutor:
 
     def run_local(self):
         """Trains in this process, evaluating after checkpoints (throttled)."""
-        listener = self._make_eval_listener()
+        evaluator = self._make_evaluator()
+        listener = self._make_eval_listener(evaluator)
         self._train([listener])
         if listener.eval_result is not None:
             return listener.eval_result.metrics, listener.export_results
-        return self._final_metrics_without_training(listener._evaluator)
+        return self._final_metrics_without_training(evaluator)
 
     def _final_metrics_without_training(self, evaluator):
         """Metrics of the last checkpoint when train() had nothing to do.
@@ -490,7 +492,7 @@ class _TrainingExecutor:
         """Trains as the legacy master, evaluating through the checkpoint listener."""
         completion.clear_markers(self._estimator.model_dir)
         self._start_distributed_training()
-        listener = self._make_eval_listener()
+        listener = self._make_eval_listener(self._make_evaluator())
         self._train([listener])
         self._mark_training_complete()
         if listener.eval_result is None:
@@ -532,7 +534,7 @@ class _TrainingExecutor:
             logging.info("Waiting %s secs before the first evaluation.",
                          spec.start_delay_secs)
             time.sleep(spec.start_delay_secs)
-        evaluator = _Evaluator(self._estimator, spec, self._train_spec.max_steps)
+        evaluator = self._make_evaluator()
         watcher = completion.CompletionWatcher(self._estimator.model_dir,
                                                self._train_spec.max_steps, _now)
         listener = self._continuous_eval_listener
