@@ -267,6 +267,14 @@ class TrainSession:
     # Periodic work -------------------------------------------------------------
 
     def _save(self, step):
+        """Saves a checkpoint; returns True when a listener asks to stop.
+
+        The global step is read again first (as TF's CheckpointSaverHook does):
+        other workers may have moved it since `step` was fetched. Only the chief
+        saves, and only on save steps, so this costs nothing per step.
+        """
+        if self._master:
+            step = int(self._session.run(self._global_step))
         ckpt = self._checkpoint
         for listener in ckpt.listeners:
             listener.before_save(self._session, step)

@@ -240,6 +240,11 @@ class _Evaluator:
         self.last_export_results = self._export(result, final)
         return result, self.last_export_results
 
+    def evaluated_latest(self):
+        """Whether the newest checkpoint is the one evaluated last."""
+        latest = self._estimator.latest_checkpoint()
+        return latest is not None and latest == self._previous_ckpt_path
+
     def export_final_if_needed(self):
         """Runs the final export on the last result if it has not run yet."""
         if self._final_export_done or self.last_result is None:
@@ -296,15 +301,15 @@ class _NewCheckpointListenerForEvaluate(tf.train.CheckpointSaverListener):
         return not self._evaluate(is_final=False)
 
     def end(self, session, global_step_value):
-        del session
+        del session, global_step_value
         if self._stopped:
             return
-        latest_evaluated = (self._evaluator.last_result.metrics["global_step"]
-                            if self._evaluator.last_result else None)
-        if latest_evaluated != global_step_value:
-            self._evaluate(is_final=True)
-        else:
+        # Compare checkpoint paths, not step numbers: with asynchronous workers a
+        # file name's step can lag the step stored in it.
+        if self._evaluator.evaluated_latest():
             self.export_results = self._evaluator.export_final_if_needed()
+        else:
+            self._evaluate(is_final=True)
 
     def _evaluate(self, is_final):
         """Evaluates and exports; returns False when the listener stops training."""
@@ -343,11 +348,16 @@ def _num_tasks(cluster_spec, job):
 
 
 def _checkpoint_step(checkpoint_path):
-    """Global step of a `model.ckpt-<step>` path (read from the file otherwise)."""
-    suffix = checkpoint_path.rsplit("-", 1)[-1]
-    if suffix.isdigit():
-        return int(suffix)
-    return int(tf.train.load_variable(checkpoint_path, tf.GraphKeys.GLOBAL_STEP))
+    """The global step stored in a checkpoint.
+
+    With asynchronous workers a checkpoint's file name (the chief's last seen step)
+    can lag the step saved inside it, and evaluations report the stored one, so
+    that is the step to compare. The file name's step is used only when the
+    checkpoint cannot be read (e.g. duck-typed estimators in tests).
+    """
+    if tf.train.checkpoint_exists(checkpoint_path):
+        return int(tf.train.load_variable(checkpoint_path, tf.GraphKeys.GLOBAL_STEP))
+    return int(checkpoint_path.rsplit("-", 1)[-1])
 
 
 class _TrainingExecutor:

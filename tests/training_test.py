@@ -627,3 +627,17 @@ def test_in_process_cluster_every_role_finishes(tmp_path, monkeypatch):
     assert final_step >= 100
     assert metrics["global_step"] == final_step  # the final checkpoint was evaluated
     assert exports and os.path.exists(os.path.join(exports[0], "saved_model.pb"))
+
+
+def test_checkpoint_step_is_the_stored_step_not_the_file_name(tmp_path):
+    # With async workers the chief names a checkpoint after a step that others
+    # have already moved past; evaluations report the stored step.
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        saver = tf.train.Saver()
+        with tf.Session() as session:
+            session.run(tf.assign(step, 7))
+            path = saver.save(session, str(tmp_path / "model.ckpt"), global_step=5)
+    assert path.endswith("-5")
+    assert training._checkpoint_step(path) == 7
+    assert training._checkpoint_step(str(tmp_path / "model.ckpt-9")) == 9  # unreadable
