@@ -14,7 +14,7 @@ from absl import logging
 from estimator_lite import _validation
 from estimator_lite import export as export_lib
 from estimator_lite._fn_args import call_with_declared_args, declared_args
-from estimator_lite._tf import tf
+from estimator_lite._tf import DATASET_TYPES, tf
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
 from estimator_lite.run_config import RunConfig
 from estimator_lite.train_session import (
@@ -77,7 +77,7 @@ def _resolve_model_dir(model_dir, config):
 def _split_input(result):
     """Turns an input_fn result into (features, labels, iterator_initializer)."""
     initializer = None
-    if isinstance(result, tf.data.Dataset):
+    if isinstance(result, DATASET_TYPES):
         iterator = tf.data.make_initializable_iterator(result)
         initializer = iterator.initializer
         result = iterator.get_next()
