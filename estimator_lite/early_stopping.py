@@ -13,13 +13,11 @@ steps in between.
 
 import time
 
-from absl import logging
-
-from estimator_lite import _validation
-from estimator_lite._tf import tf
-from estimator_lite.eval_metrics import read_eval_metrics
-from estimator_lite.hooks import Schedule
-from estimator_lite.train_session import NOT_CHECKPOINTED
+from estimator_lite._engine import validation
+from estimator_lite._engine.event_files import read_eval_metrics
+from estimator_lite._engine.timer import schedule_timer
+from estimator_lite._engine.train_session import NOT_CHECKPOINTED
+from estimator_lite._tf import logging, tf
 
 __all__ = ["stop_if_higher_hook", "stop_if_lower_hook", "stop_if_no_increase_hook",
            "stop_if_no_decrease_hook", "make_early_stopping_hook", "read_eval_metrics"]
@@ -46,17 +44,17 @@ class _StopOnPredicateHook(tf.train.SessionRunHook):
 
     def __init__(self, should_stop_fn, run_every_secs, run_every_steps, clock):
         self._should_stop_fn = should_stop_fn
-        self._schedule = Schedule(run_every_secs, run_every_steps, clock)
+        self._timer = schedule_timer(run_every_secs, run_every_steps, clock)
         self._set_stop = None
 
     def begin(self):
         self._set_stop = tf.assign(_stop_variable(), True)
 
     def after_create_session(self, session, coord):
-        self._schedule.start()
+        self._timer.start()
 
     def after_run(self, run_context, run_values):
-        if self._schedule.tick() and self._should_stop_fn():
+        if self._timer.tick() and self._should_stop_fn():
             logging.info("Early stopping: the stop rule is met; stopping all workers.")
             run_context.session.run(self._set_stop)
             run_context.request_stop()
@@ -66,7 +64,7 @@ class _CheckForStoppingHook(tf.train.SessionRunHook):
     """Non-chief: reads the shared flag on a schedule and stops when it is set."""
 
     def __init__(self, run_every_secs, run_every_steps, clock):
-        self._schedule = Schedule(run_every_secs, run_every_steps, clock)
+        self._timer = schedule_timer(run_every_secs, run_every_steps, clock)
         self._stop = None
         self._due = False
 
@@ -74,10 +72,10 @@ class _CheckForStoppingHook(tf.train.SessionRunHook):
         self._stop = _stop_variable()
 
     def after_create_session(self, session, coord):
-        self._schedule.start()
+        self._timer.start()
 
     def before_run(self, run_context):
-        self._due = self._schedule.tick()
+        self._due = self._timer.tick()
         return tf.train.SessionRunArgs(self._stop) if self._due else None
 
     def after_run(self, run_context, run_values):
@@ -104,7 +102,7 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60,
       TypeError: should_stop_fn is not callable.
       ValueError: both or neither of run_every_secs / run_every_steps.
     """
-    _validation.check_callable("should_stop_fn", should_stop_fn)
+    validation.check_callable("should_stop_fn", should_stop_fn)
     if estimator.config.is_chief:
         return _StopOnPredicateHook(should_stop_fn, run_every_secs, run_every_steps,
                                     clock)
@@ -140,7 +138,7 @@ def _threshold_hook(estimator, metric_name, threshold, eval_dir, min_steps,
 
 def _stall_hook(estimator, metric_name, max_steps_without_change, eval_dir, min_steps,
                 run_every_secs, run_every_steps, better, arg_name):
-    _validation.check_int(arg_name, max_steps_without_change, 1)
+    validation.check_int(arg_name, max_steps_without_change, 1)
 
     def should_stop():
         best_step = best_value = None

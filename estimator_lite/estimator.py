@@ -9,21 +9,21 @@ import os
 import tempfile
 
 import numpy as np
-from absl import logging
 
-from estimator_lite import _validation
-from estimator_lite import export as export_lib
-from estimator_lite._fn_args import call_with_declared_args, declared_args
-from estimator_lite._tf import DATASET_TYPES, tf
-from estimator_lite.model_fn import EstimatorSpec, ModeKeys
-from estimator_lite.run_config import RunConfig
-from estimator_lite.train_session import (
+from estimator_lite._engine import event_files, validation
+from estimator_lite._engine import model_dir as model_dir_lib
+from estimator_lite._engine.fn_args import call_with_declared_args, declared_args
+from estimator_lite._engine.hook_protocol import RestoredSession, run_with_hooks
+from estimator_lite._engine.train_session import (
     NOT_CHECKPOINTED,
     CheckpointPolicy,
     TrainSession,
-    merge_run_args,
-    new_summary_writer,
 )
+from estimator_lite._tf import DATASET_TYPES, logging, tf
+from estimator_lite.export import saved_model as saved_model_lib
+from estimator_lite.export.receivers import ServingInputReceiver
+from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+from estimator_lite.run_config import RunConfig
 
 __all__ = ["Estimator", "WarmStartSettings"]
 
@@ -46,7 +46,7 @@ class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
 
 
 def _check_model_fn(model_fn):
-    _validation.check_callable("model_fn", model_fn)
+    validation.check_callable("model_fn", model_fn)
     declared = declared_args(model_fn)
     if declared is not None:
         if "features" not in declared:
@@ -136,7 +136,7 @@ class Estimator:
     # Building blocks ------------------------------------------------------------
 
     def _call_input_fn(self, input_fn, mode):
-        _validation.check_callable("input_fn", input_fn)
+        validation.check_callable("input_fn", input_fn)
         available = {"mode": mode, "params": self.params, "config": self._config}
         return _split_input(call_with_declared_args(input_fn, available))
 
@@ -204,15 +204,11 @@ class Estimator:
 
     def latest_checkpoint(self):
         """Path of the newest checkpoint in model_dir, or None."""
-        return tf.train.latest_checkpoint(self._model_dir)
-
-    def _checkpoint_step(self, checkpoint_path):
-        reader = tf.train.NewCheckpointReader(checkpoint_path)
-        return int(reader.get_tensor(tf.GraphKeys.GLOBAL_STEP))
+        return model_dir_lib.latest_checkpoint(self._model_dir)
 
     def _current_step(self):
         latest = self.latest_checkpoint()
-        return self._checkpoint_step(latest) if latest else 0
+        return model_dir_lib.checkpoint_step(latest) if latest else 0
 
     def get_variable_names(self):
         """Names of all variables in the latest checkpoint.
@@ -235,7 +231,7 @@ class Estimator:
 
     def eval_dir(self, name=None):
         """Directory of evaluation summaries: model_dir/eval or model_dir/eval_<name>."""
-        return os.path.join(self._model_dir, "eval" if not name else f"eval_{name}")
+        return model_dir_lib.eval_dir(self._model_dir, name)
 
     # Train --------------------------------------------------------------------------
 
@@ -260,11 +256,11 @@ class Estimator:
         if steps is not None and max_steps is not None:
             raise ValueError(f"give steps or max_steps, not both; got steps={steps!r}, "
                              f"max_steps={max_steps!r}")
-        _validation.check_int("steps", steps, 1, allow_none=True)
-        _validation.check_int("max_steps", max_steps, 1, allow_none=True)
-        hooks = _validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+        validation.check_int("steps", steps, 1, allow_none=True)
+        validation.check_int("max_steps", max_steps, 1, allow_none=True)
+        hooks = validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
                                             "SessionRunHook")
-        listeners = _validation.check_instances(
+        listeners = validation.check_instances(
             "saving_listeners", saving_listeners, tf.train.CheckpointSaverListener,
             "CheckpointSaverListener")
         config = self._config
@@ -334,18 +330,21 @@ class Estimator:
           steps: number of batches, or None for the whole input.
           hooks: SessionRunHooks for the evaluation.
           checkpoint_path: checkpoint to evaluate (default: latest).
-          name: evaluation name; summaries go to `eval_dir(name)`.
+          name: evaluation name; summaries go to `eval_dir(name)` (an empty name
+            is no name).
 
         Returns:
           Dict of metric name to value, including 'loss' and 'global_step'.
 
         Raises:
-          ValueError: steps <= 0 or an invalid name.
+          ValueError: steps <= 0.
+          TypeError: name is not a str.
         """
-        _validation.check_int("steps", steps, 1, allow_none=True)
-        if name is not None and (not isinstance(name, str) or not name):
-            raise ValueError(f"name must be a non-empty string or None, got {name!r}")
-        hooks = _validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+        validation.check_int("steps", steps, 1, allow_none=True)
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str or None, got {name!r} of type "
+                            f"{type(name).__name__}")
+        hooks = validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
                                             "SessionRunHook")
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
         if checkpoint_path is None:
@@ -370,30 +369,29 @@ class Estimator:
         values["global_step"] = global_step
         scaffold = self._scaffold_with_input(spec.scaffold, iterator_init)
         all_hooks = list(hooks) + list(spec.evaluation_hooks)
-        with _RestoredSession(scaffold, checkpoint_path, self._local_session_config(),
+        with RestoredSession(scaffold, checkpoint_path, self._local_session_config(),
                               self._config.evaluation_master, all_hooks) as session:
             run_update = session.make_callable(update_op)
             done = 0
             while steps is None or done < steps:
                 try:
-                    _run_with_hooks(session, all_hooks, update_op, run_update)
+                    _, stop = run_with_hooks(session, all_hooks, update_op,
+                                             fast_fn=run_update)
                 except tf.errors.OutOfRangeError:
                     break
                 done += 1
+                if stop:
+                    break
             metrics = session.run(values)
         return {name: _to_python(value) for name, value in metrics.items()}
 
     def _write_eval_summary(self, eval_dir, metrics):
-        summary = tf.Summary()
-        for name, value in metrics.items():
-            if name != "global_step" and np.ndim(value) == 0 and isinstance(
-                    value, (int, float, np.number)):
-                summary.value.add(tag=name, simple_value=float(value))
+        scalars = {k: v for k, v in metrics.items() if k != "global_step"}
         writer = self._eval_writers.get(eval_dir)
         if writer is None:
-            writer = new_summary_writer(eval_dir)
+            writer = event_files.new_summary_writer(eval_dir)
             self._eval_writers[eval_dir] = writer
-        writer.add_summary(summary, metrics["global_step"])
+        writer.add_summary(event_files.scalar_summary(scalars), metrics["global_step"])
         writer.flush()
 
     # Predict -----------------------------------------------------------------------
@@ -416,7 +414,7 @@ class Estimator:
         Raises:
           ValueError: no checkpoint, unknown predict_keys, or batch sizes differ.
         """
-        hooks = _validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+        hooks = validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
                                             "SessionRunHook")
         checkpoint_path = self._require_checkpoint(checkpoint_path)
         graph = self._new_graph()
@@ -427,18 +425,19 @@ class Estimator:
             predictions = _select_predictions(spec.predictions, predict_keys)
             scaffold = self._scaffold_with_input(spec.scaffold, iterator_init)
             all_hooks = list(hooks) + list(spec.prediction_hooks)
-            with _RestoredSession(scaffold, checkpoint_path,
+            with RestoredSession(scaffold, checkpoint_path,
                                   self._local_session_config(),
                                   self._config.evaluation_master, all_hooks) as session:
-                while True:
+                stop = False
+                while not stop:
                     try:
-                        batch = _run_with_hooks(session, all_hooks, predictions)
+                        batch, stop = run_with_hooks(session, all_hooks, predictions)
                     except tf.errors.OutOfRangeError:
                         break
-                    if not yield_single_examples:
+                    if yield_single_examples:
+                        yield from _unbatch(batch)
+                    else:
                         yield batch
-                        continue
-                    yield from _unbatch(batch)
 
     # Export ------------------------------------------------------------------------
 
@@ -463,16 +462,16 @@ class Estimator:
           ValueError: no checkpoint to export.
           TypeError: serving_input_receiver_fn does not return a receiver.
         """
-        _validation.check_callable("serving_input_receiver_fn", serving_input_receiver_fn)
+        validation.check_callable("serving_input_receiver_fn", serving_input_receiver_fn)
         checkpoint_path = self._require_checkpoint(checkpoint_path)
-        export_dir = export_lib.make_export_dir(os.fspath(export_dir_base))
+        export_dir = saved_model_lib.make_export_dir(os.fspath(export_dir_base))
 
         def write(temp_dir):
             self._write_saved_model(temp_dir, serving_input_receiver_fn, checkpoint_path,
                                     as_text)
             _copy_assets_extra(temp_dir, assets_extra)
 
-        export_lib.write_atomically(export_dir, write)
+        saved_model_lib.write_atomically(export_dir, write)
         logging.info("Exported SavedModel to %s", export_dir)
         return export_dir
 
@@ -482,11 +481,11 @@ class Estimator:
         with graph.as_default():
             tf.train.get_or_create_global_step()
             receiver = serving_input_receiver_fn()
-            if not isinstance(receiver, export_lib.ServingInputReceiver):
+            if not isinstance(receiver, ServingInputReceiver):
                 raise TypeError("serving_input_receiver_fn must return a "
                                 f"ServingInputReceiver, got {receiver!r}")
             spec = self._call_model_fn(receiver.features, None, ModeKeys.PREDICT)
-            signatures = export_lib.build_signature_defs(
+            signatures = saved_model_lib.build_signature_defs(
                 spec.export_outputs, receiver.receiver_tensors,
                 receiver.receiver_tensors_alternatives)
             init_op = tf.group(tf.local_variables_initializer(),
@@ -510,67 +509,6 @@ class Estimator:
         config.CopyFrom(self._config.session_config)
         del config.device_filters[:]  # Export and eval run on this machine only.
         return config
-
-
-class _RestoredSession:
-    """A session with variables restored from a checkpoint (or initialised).
-
-    Calls the hooks' begin/after_create_session on entry and end on exit.
-    """
-
-    def __init__(self, scaffold, checkpoint_path, session_config, master, hooks):
-        self._scaffold = scaffold
-        self._checkpoint_path = checkpoint_path
-        self._session_config = session_config
-        self._master = master
-        self._hooks = hooks
-        self._session = None
-
-    def __enter__(self):
-        for hook in self._hooks:
-            hook.begin()
-        self._scaffold.finalize()
-        tf.get_default_graph().finalize()
-        session = tf.Session(self._master, config=self._session_config)
-        self._session = session
-        if self._checkpoint_path is not None:
-            self._scaffold.saver.restore(session, self._checkpoint_path)
-        else:
-            session.run(self._scaffold.init_op, feed_dict=self._scaffold.init_feed_dict)
-            if self._scaffold.init_fn is not None:
-                self._scaffold.init_fn(self._scaffold, session)
-        session.run(self._scaffold.local_init_op)
-        coordinator = tf.train.Coordinator()
-        for hook in self._hooks:
-            hook.after_create_session(session, coordinator)
-        return session
-
-    def __exit__(self, exc_type, exc, tb):
-        try:
-            if exc_type is None:
-                for hook in self._hooks:
-                    hook.end(self._session)
-        finally:
-            self._session.close()
-        return False
-
-
-def _run_with_hooks(session, hooks, fetches, fast_fn=None):
-    """Runs `fetches` once, honouring SessionRunHooks' before_run/after_run."""
-    if not hooks:
-        return fast_fn() if fast_fn is not None else session.run(fetches)
-    context = tf.train.SessionRunContext(tf.train.SessionRunArgs(fetches), session)
-    requests = [hook.before_run(context) for hook in hooks]
-    hook_fetches, feed_dict, options = merge_run_args(requests)
-    metadata = tf.RunMetadata() if options is not None else None
-    out = session.run({"main": fetches, "hooks": hook_fetches}, feed_dict=feed_dict or None,
-                      options=options, run_metadata=metadata)
-    for i, hook in enumerate(hooks):
-        hook.after_run(context, tf.train.SessionRunValues(out["hooks"].get(i), options,
-                                                          metadata))
-    if context.stop_requested:
-        raise tf.errors.OutOfRangeError(None, None, "a hook requested to stop")
-    return out["main"]
 
 
 def _static_batch_size(features):

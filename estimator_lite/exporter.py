@@ -11,16 +11,13 @@ import abc
 import inspect
 import os
 
-from absl import logging
-
-from estimator_lite import _validation, eval_metrics
-from estimator_lite._json_file import read_json, write_json
-from estimator_lite._tf import tf
+from estimator_lite._engine import event_files, validation
+from estimator_lite._engine import model_dir as model_dir_lib
+from estimator_lite._engine.json_file import read_json, write_json
+from estimator_lite._tf import logging, tf
 
 __all__ = ["Exporter", "LatestExporter", "BestExporter", "FinalExporter",
            "gc_exports"]
-
-_BEST_RESULT_FILE = "best_eval_result.json"
 
 
 class Exporter(abc.ABC):
@@ -47,6 +44,15 @@ class Exporter(abc.ABC):
           The export directory, or None when nothing was exported.
         """
 
+    def bind_eval_dir(self, eval_dir_name):
+        """Tells the exporter which eval dir its evaluations are written to.
+
+        The evaluator calls this once, before the first export, with ``eval`` or
+        ``eval_<name>`` (relative to model_dir). Exporters that read past
+        evaluations (BestExporter) keep it; the default ignores it.
+        """
+        del eval_dir_name
+
 
 def _check_name(name):
     if not isinstance(name, str) or not name:
@@ -72,7 +78,7 @@ def gc_exports(export_path, exports_to_keep):
     if exports_to_keep is None or not tf.io.gfile.isdir(export_path):
         return []
     stamps = sorted(int(name.rstrip("/")) for name in tf.io.gfile.listdir(export_path)
-                    if name.rstrip("/").isdigit()
+                    if model_dir_lib.is_export_timestamp(name)
                     and tf.io.gfile.isdir(os.path.join(export_path, name.rstrip("/"))))
     doomed = [os.path.join(export_path, str(s)) for s in stamps[:-exports_to_keep]] if (
         len(stamps) > exports_to_keep) else []
@@ -88,13 +94,13 @@ class _SavedModelExporter(Exporter):
     def __init__(self, name, serving_input_receiver_fn, assets_extra=None,
                  as_text=False, exports_to_keep=5):
         self._name = _check_name(name)
-        self._serving_input_receiver_fn = _validation.check_callable(
+        self._serving_input_receiver_fn = validation.check_callable(
             "serving_input_receiver_fn", serving_input_receiver_fn)
         if assets_extra is not None and not isinstance(assets_extra, dict):
             raise TypeError(f"assets_extra must be a dict or None, got {assets_extra!r}")
         self._assets_extra = assets_extra
         self._as_text = bool(as_text)
-        self._exports_to_keep = _validation.check_int(
+        self._exports_to_keep = validation.check_int(
             "exports_to_keep", exports_to_keep, 1, allow_none=True)
 
     @property
@@ -176,7 +182,7 @@ class BestExporter(_SavedModelExporter):
         """
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text,
                          exports_to_keep)
-        _validation.check_callable("compare_fn", compare_fn)
+        validation.check_callable("compare_fn", compare_fn)
         _check_compare_fn_args(compare_fn)
         if event_file_pattern is not None and not isinstance(event_file_pattern, str):
             raise TypeError(f"event_file_pattern must be a str or None, got "
@@ -187,8 +193,13 @@ class BestExporter(_SavedModelExporter):
         self._best_eval_result = None
         self._loaded = False
 
-    def _bind_eval_dir_name(self, eval_dir_name):
-        """Called by EvalSpec: where this exporter's evaluations are written."""
+    def bind_eval_dir(self, eval_dir_name):
+        """Remembers the eval dir this exporter's evaluations are written to.
+
+        Raises:
+          ValueError: the exporter is already bound to another eval dir (one
+            BestExporter cannot follow two evaluations).
+        """
         if self._eval_dir_name not in (None, eval_dir_name):
             raise ValueError(f"BestExporter {self.name!r} is already used with eval dir "
                              f"{self._eval_dir_name!r}; cannot also use it with "
@@ -197,17 +208,18 @@ class BestExporter(_SavedModelExporter):
 
     def _pattern(self, model_dir):
         if self._event_file_pattern is None:
-            return os.path.join(model_dir, self._eval_dir_name or "eval",
-                                "*.tfevents.*")
+            eval_dir = os.path.join(model_dir,
+                                    self._eval_dir_name or model_dir_lib.eval_dir_name())
+            return model_dir_lib.event_file_pattern(eval_dir)
         return os.path.join(model_dir, self._event_file_pattern)
 
     def _load_best(self, estimator, export_path, current_step):
         """Best earlier result: the saved one, else the best earlier eval event."""
-        saved = read_json(os.path.join(export_path, _BEST_RESULT_FILE))
+        saved = read_json(os.path.join(export_path, model_dir_lib.BEST_EVAL_RESULT_FILE))
         if saved is not None:
             return saved
         best = None
-        history = eval_metrics.read_event_file_metrics(self._pattern(estimator.model_dir))
+        history = event_files.read_event_file_metrics(self._pattern(estimator.model_dir))
         for step, metrics in history.items():
             if current_step is not None and step >= current_step:
                 continue  # the current evaluation (already written) or newer
@@ -218,7 +230,8 @@ class BestExporter(_SavedModelExporter):
 
     def _save_best(self, export_path, eval_result):
         tf.io.gfile.makedirs(export_path)
-        write_json(os.path.join(export_path, _BEST_RESULT_FILE), _json_safe(eval_result))
+        write_json(os.path.join(export_path, model_dir_lib.BEST_EVAL_RESULT_FILE),
+                   _json_safe(eval_result))
 
     def export(self, estimator, export_path, checkpoint_path, eval_result,
                is_the_final_export):

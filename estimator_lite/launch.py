@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 
-from estimator_lite import cluster as cluster_lib
+from estimator_lite._engine import local_cluster as cluster_lib
 
 __all__ = ["main", "Role", "plan_roles"]
 

@@ -2,8 +2,8 @@
 
 import collections
 
-from estimator_lite import export as export_lib
 from estimator_lite._tf import tf
+from estimator_lite.export import outputs as export_lib
 
 __all__ = ["ModeKeys", "EstimatorSpec"]
 

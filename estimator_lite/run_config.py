@@ -9,7 +9,7 @@ ValueError whose message starts with "TF_CONFIG" and shows the offending value.
 import json
 import os
 
-from estimator_lite import _validation
+from estimator_lite._engine import validation
 from estimator_lite._tf import tf
 
 __all__ = ["RunConfig", "TaskType", "ClusterInfo", "parse_tf_config"]
@@ -247,8 +247,8 @@ def _resolve_checkpoint_args(steps, secs):
         raise ValueError("save_checkpoints_steps and save_checkpoints_secs cannot both "
                          f"be set; got save_checkpoints_steps={steps!r}, "
                          f"save_checkpoints_secs={secs!r}")
-    return (_validation.check_int("save_checkpoints_steps", steps, 1, allow_none=True),
-            _validation.check_number("save_checkpoints_secs", secs, 0, allow_none=True))
+    return (validation.check_int("save_checkpoints_steps", steps, 1, allow_none=True),
+            validation.check_number("save_checkpoints_secs", secs, 0, allow_none=True))
 
 
 def _check_model_dir(model_dir, tf_config_model_dir):
@@ -301,25 +301,25 @@ class RunConfig:
         self._args = {name: args[name] for name in self._ARG_NAMES}
         self._cluster = cluster_info
         self._model_dir = _check_model_dir(args["model_dir"], cluster_info.model_dir)
-        self._tf_random_seed = _validation.check_int(
+        self._tf_random_seed = validation.check_int(
             "tf_random_seed", args["tf_random_seed"], allow_none=True)
-        self._save_summary_steps = _validation.check_int(
+        self._save_summary_steps = validation.check_int(
             "save_summary_steps", args["save_summary_steps"], 0, allow_none=True)
         self._save_checkpoints_steps, self._save_checkpoints_secs = (
             _resolve_checkpoint_args(args["save_checkpoints_steps"],
                                      args["save_checkpoints_secs"]))
-        self._keep_checkpoint_max = _validation.check_int(
+        self._keep_checkpoint_max = validation.check_int(
             "keep_checkpoint_max", args["keep_checkpoint_max"], 0, allow_none=True)
-        self._keep_checkpoint_every_n_hours = _validation.check_number(
+        self._keep_checkpoint_every_n_hours = validation.check_number(
             "keep_checkpoint_every_n_hours", args["keep_checkpoint_every_n_hours"], 0)
-        self._log_step_count_steps = _validation.check_int(
+        self._log_step_count_steps = validation.check_int(
             "log_step_count_steps", args["log_step_count_steps"], 0, allow_none=True)
-        self._experimental_max_worker_delay_secs = _validation.check_int(
+        self._experimental_max_worker_delay_secs = validation.check_int(
             "experimental_max_worker_delay_secs",
             args["experimental_max_worker_delay_secs"], 0, allow_none=True)
-        self._session_creation_timeout_secs = _validation.check_int(
+        self._session_creation_timeout_secs = validation.check_int(
             "session_creation_timeout_secs", args["session_creation_timeout_secs"], 1)
-        self._device_fn = _validation.check_callable("device_fn", args["device_fn"],
+        self._device_fn = validation.check_callable("device_fn", args["device_fn"],
                                                      allow_none=True)
         protocol = args["protocol"]
         if protocol is not None and not isinstance(protocol, str):

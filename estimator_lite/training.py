@@ -1,24 +1,24 @@
 """train_and_evaluate: specs, the executor for every TF_CONFIG role, evaluation.
 
-Names and behaviour follow TF Estimator 2.15's training.py, with the improvements
-listed in DESIGN §5 (clean termination of every role, robust evaluator, final
-metrics on re-runs). Test seams: this module reads the clock only through its
-attribute `time` (``time.time()``, ``time.sleep()``) and starts servers only
-through its attribute `server_lib` (``server_lib.Server(...)``).
+Names and behaviour follow TF Estimator 2.15's training.py, with improvements
+(clean termination of every role, a robust evaluator, final metrics on re-runs;
+see README's "Where it does better"). Test seams: this module reads the clock
+only through its attribute `time` (``time.time()``, ``time.sleep()``) and starts
+servers only through its attribute `server_lib` (``server_lib.Server(...)``).
 """
 
 import collections
-import os
 import time
+import typing
 
-from absl import logging
-
-from estimator_lite import _validation, completion, eval_metrics
 from estimator_lite import exporter as exporter_lib
-from estimator_lite._tf import tf
+from estimator_lite._engine import completion, event_files, validation
+from estimator_lite._engine import model_dir as model_dir_lib
+from estimator_lite._engine.timer import Timer
+from estimator_lite._tf import logging, tf
 from estimator_lite.run_config import TaskType
 
-__all__ = ["TrainSpec", "EvalSpec", "train_and_evaluate"]
+__all__ = ["TrainSpec", "EvalSpec", "EstimatorLike", "train_and_evaluate"]
 
 server_lib = tf.train
 
@@ -29,14 +29,47 @@ _MARKER_POLL_SECS = 1
 # After the chief's marker, a ps task waits at most this long for workers that have
 # not marked themselves done (a crashed worker must not keep the ps alive forever).
 _PS_GRACE_SECS = 60
-_ESTIMATOR_ATTRIBUTES = ("config", "model_dir", "train", "evaluate",
-                         "latest_checkpoint", "export_saved_model")
 # Errors that mean "this checkpoint is gone or broken", not "evaluation is broken".
 _UNREADABLE_CHECKPOINT_ERRORS = (tf.errors.NotFoundError, tf.errors.DataLossError)
 
 
 def _now():
     return time.time()
+
+
+class EstimatorLike(typing.Protocol):
+    """What train_and_evaluate needs of an estimator (duck typing).
+
+    estimator_lite's Estimator and TF Estimator's (TF <= 2.15) both fit. `eval_dir`
+    is optional: without it, evaluations are read from ``eval``/``eval_<name>``.
+    """
+
+    @property
+    def config(self):
+        """A RunConfig-like object (cluster_spec, task_type, task_id, is_chief...)."""
+
+    @property
+    def model_dir(self):
+        """The checkpoint directory."""
+
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None,
+              saving_listeners=None):
+        """Trains (see Estimator.train)."""
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None,
+                 name=None):
+        """Evaluates a checkpoint; returns metrics with 'global_step'."""
+
+    def latest_checkpoint(self):
+        """The newest checkpoint path, or None."""
+
+    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
+                           assets_extra=None, as_text=False, checkpoint_path=None):
+        """Writes a SavedModel; returns its directory."""
+
+
+_ESTIMATOR_ATTRIBUTES = tuple(name for name in vars(EstimatorLike)
+                              if not name.startswith("_"))
 
 
 # Specs ------------------------------------------------------------------------------
@@ -55,11 +88,11 @@ class TrainSpec(collections.namedtuple(
           ValueError: max_steps <= 0.
         """
         return super().__new__(
-            cls, _validation.check_callable("input_fn", input_fn),
-            _validation.check_int("max_steps", max_steps, 1, allow_none=True),
-            _validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+            cls, validation.check_callable("input_fn", input_fn),
+            validation.check_int("max_steps", max_steps, 1, allow_none=True),
+            validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
                                         "SessionRunHook"),
-            _validation.check_instances("saving_listeners", saving_listeners,
+            validation.check_instances("saving_listeners", saving_listeners,
                                         tf.train.CheckpointSaverListener,
                                         "CheckpointSaverListener"))
 
@@ -69,7 +102,7 @@ def _check_exporters(exporters):
         return ()
     if isinstance(exporters, exporter_lib.Exporter):
         exporters = (exporters,)
-    exporters = _validation.check_instances("exporters", exporters,
+    exporters = validation.check_instances("exporters", exporters,
                                             exporter_lib.Exporter, "Exporter")
     names = []
     for exporter in exporters:
@@ -95,25 +128,21 @@ class EvalSpec(collections.namedtuple("EvalSpec", [
 
         Raises:
           TypeError: a field has the wrong type.
-          ValueError: steps <= 0, empty name, delays < 0, exporter names empty or
-            repeated.
+          ValueError: steps <= 0, delays < 0, exporter names empty or repeated.
+          An empty name means no name (evaluations go to ``eval``).
         """
-        if name is not None and (not isinstance(name, str) or not name):
-            raise ValueError(f"name must be a non-empty string or None, got {name!r}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str or None, got {name!r} of type "
+                            f"{type(name).__name__}")
         exporters = _check_exporters(exporters)
-        eval_dir_name = "eval" if name is None else f"eval_{name}"
-        for exporter in exporters:
-            bind = getattr(exporter, "_bind_eval_dir_name", None)
-            if bind is not None:
-                bind(eval_dir_name)
         return super().__new__(
-            cls, _validation.check_callable("input_fn", input_fn),
-            _validation.check_int("steps", steps, 1, allow_none=True), name,
-            _validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+            cls, validation.check_callable("input_fn", input_fn),
+            validation.check_int("steps", steps, 1, allow_none=True), name,
+            validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
                                         "SessionRunHook"),
             exporters,
-            _validation.check_number("start_delay_secs", start_delay_secs, 0),
-            _validation.check_number("throttle_secs", throttle_secs, 0))
+            validation.check_number("start_delay_secs", start_delay_secs, 0),
+            validation.check_number("throttle_secs", throttle_secs, 0))
 
 
 # Evaluation results -------------------------------------------------------------
@@ -184,8 +213,11 @@ class _Evaluator:
         self._eval_spec = eval_spec
         self._max_training_steps = max_training_steps
         self._previous_ckpt_path = None
-        self._last_warning_secs = {}
+        self._warning_timers = {}
         self._final_export_done = False
+        eval_dir_name = model_dir_lib.eval_dir_name(eval_spec.name)
+        for exporter in eval_spec.exporters:
+            exporter.bind_eval_dir(eval_dir_name)
         self.last_result = None
         self.last_export_results = []
 
@@ -196,10 +228,10 @@ class _Evaluator:
 
     def _warn(self, message, *args):
         """Logs a warning at most once per _WARNING_INTERVAL_SECS per message."""
-        now = _now()
-        last = self._last_warning_secs.get(message)
-        if last is None or now - last >= _WARNING_INTERVAL_SECS:
-            self._last_warning_secs[message] = now
+        timer = self._warning_timers.setdefault(
+            message, Timer(every_secs=_WARNING_INTERVAL_SECS, clock=_now))
+        if timer.due():
+            timer.mark()
             logging.warning(message, *args)
 
     def evaluate_and_export(self, is_final=False, final_step=None):
@@ -256,7 +288,8 @@ class _Evaluator:
         is_final = is_final and not self._final_export_done
         export_results = []
         for exporter in self._eval_spec.exporters:
-            export_path = os.path.join(self._estimator.model_dir, "export", exporter.name)
+            export_path = model_dir_lib.export_dir(self._estimator.model_dir,
+                                                   exporter.name)
             export_results.append(exporter.export(
                 self._estimator, export_path, result.checkpoint_path,
                 result.metrics, is_final))
@@ -275,9 +308,8 @@ class _NewCheckpointListenerForEvaluate(tf.train.CheckpointSaverListener):
 
     def __init__(self, evaluator, eval_throttle_secs, continuous_eval_listener):
         self._evaluator = evaluator
-        self._throttle_secs = eval_throttle_secs
+        self._throttle = Timer(every_secs=eval_throttle_secs, clock=_now)
         self._listener = continuous_eval_listener
-        self._last_trigger_secs = None
         self._is_first_save = True
         self._stopped = False
         self.eval_result = None
@@ -292,11 +324,10 @@ class _NewCheckpointListenerForEvaluate(tf.train.CheckpointSaverListener):
         if self._is_first_save:
             self._is_first_save = False
             return False
-        now = _now()
-        if (self._last_trigger_secs is not None and
-                now - self._last_trigger_secs < self._throttle_secs):
+        # A zero throttle evaluates after every save.
+        if self._throttle.enabled and not self._throttle.due():
             return False
-        self._last_trigger_secs = now
+        self._throttle.mark()
         logging.info("Evaluating the checkpoint of step %d.", global_step_value)
         return not self._evaluate(is_final=False)
 
@@ -347,19 +378,6 @@ def _num_tasks(cluster_spec, job):
     return cluster_spec.num_tasks(job) if job in cluster_spec.jobs else 0
 
 
-def _checkpoint_step(checkpoint_path):
-    """The global step stored in a checkpoint.
-
-    With asynchronous workers a checkpoint's file name (the chief's last seen step)
-    can lag the step saved inside it, and evaluations report the stored one, so
-    that is the step to compare. The file name's step is used only when the
-    checkpoint cannot be read (e.g. duck-typed estimators in tests).
-    """
-    if tf.train.checkpoint_exists(checkpoint_path):
-        return int(tf.train.load_variable(checkpoint_path, tf.GraphKeys.GLOBAL_STEP))
-    return int(checkpoint_path.rsplit("-", 1)[-1])
-
-
 class _TrainingExecutor:
     """Runs the role of this process (from TF_CONFIG): train, evaluate or serve."""
 
@@ -383,7 +401,7 @@ class _TrainingExecutor:
         self._estimator = estimator
         self._train_spec = train_spec
         self._eval_spec = eval_spec
-        self._train_hooks = _validation.check_instances(
+        self._train_hooks = validation.check_instances(
             "train_hooks", train_hooks, tf.train.SessionRunHook, "SessionRunHook")
         self._continuous_eval_listener = (continuous_eval_listener or
                                           _ContinuousEvalListener())
@@ -438,7 +456,7 @@ class _TrainingExecutor:
 
     def _mark_training_complete(self):
         latest = self._estimator.latest_checkpoint()
-        step = _checkpoint_step(latest) if latest else 0
+        step = model_dir_lib.checkpoint_step(latest) if latest else 0
         completion.write_training_complete(self._estimator.model_dir, step,
                                            self._train_spec.max_steps, _now())
         logging.info("Training complete at global step %d.", step)
@@ -461,8 +479,8 @@ class _TrainingExecutor:
         latest = self._estimator.latest_checkpoint()
         if latest is None:
             return None, None
-        step = _checkpoint_step(latest)
-        history = eval_metrics.read_eval_metrics(self._eval_dir())
+        step = model_dir_lib.checkpoint_step(latest)
+        history = event_files.read_eval_metrics(self._eval_dir())
         if step in history:
             logging.info("max_steps already reached; returning the metrics of the "
                          "evaluation at step %d.", step)
@@ -476,9 +494,7 @@ class _TrainingExecutor:
         eval_dir = getattr(self._estimator, "eval_dir", None)
         if eval_dir is not None:
             return eval_dir(self._eval_spec.name)
-        name = self._eval_spec.name
-        return os.path.join(self._estimator.model_dir,
-                            "eval" if not name else f"eval_{name}")
+        return model_dir_lib.eval_dir(self._estimator.model_dir, self._eval_spec.name)
 
     def run_chief(self):
         """Trains as the chief, then marks training complete in model_dir."""
@@ -495,7 +511,7 @@ class _TrainingExecutor:
         latest = self._estimator.latest_checkpoint()
         completion.write_worker_done(self._estimator.model_dir,
                                      self._estimator.config.task_id,
-                                     _checkpoint_step(latest) if latest else 0)
+                                     model_dir_lib.checkpoint_step(latest) if latest else 0)
         return None, None
 
     def run_master(self):

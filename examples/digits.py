@@ -18,7 +18,6 @@ import tempfile
 import numpy as np
 import tensorflow as tf2
 import tensorflow.compat.v1 as tf
-from absl import logging
 
 import estimator_lite as el
 
@@ -101,7 +100,7 @@ def main(argv=None):
                         help="checkpoints and exports (default: a new temp dir)")
     parser.add_argument("--max-steps", type=int, default=1500)
     args = parser.parse_args(argv)
-    logging.set_verbosity(logging.INFO)
+    tf.logging.set_verbosity(tf.logging.INFO)
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="digits_")
     x_train, y_train, x_test, y_test = load_digits()
     print(f"digits: {len(x_train)} train / {len(x_test)} test images; model_dir "

@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-from absl import logging
+import tensorflow as tf
 
 import estimator_lite as el
 
@@ -27,7 +27,7 @@ def main(argv=None):
     parser.add_argument("--model-dir", required=True, help="shared by every role")
     parser.add_argument("--max-steps", type=int, default=1000)
     args = parser.parse_args(argv)
-    logging.set_verbosity(logging.INFO)
+    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
     x_train, y_train, x_test, y_test = digits.load_digits()
     config = el.RunConfig(model_dir=args.model_dir, save_checkpoints_steps=250,
                           log_step_count_steps=100, experimental_max_worker_delay_secs=2)

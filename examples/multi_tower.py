@@ -15,7 +15,6 @@ import sys
 import tempfile
 
 import tensorflow.compat.v1 as tf
-from absl import logging
 
 import estimator_lite as el
 
@@ -38,7 +37,7 @@ def main(argv=None):
     parser.add_argument("--max-steps", type=int, default=1000)
     parser.add_argument("--model-dir", default=None)
     args = parser.parse_args(argv)
-    logging.set_verbosity(logging.INFO)
+    tf.logging.set_verbosity(tf.logging.INFO)
     devices, session_config = tower_devices(args.towers)
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="digits_towers_")
     x_train, y_train, x_test, y_test = digits.load_digits()

@@ -18,7 +18,6 @@ import sys
 import tempfile
 
 import tensorflow.compat.v1 as tf
-from absl import logging
 
 import estimator_lite as el
 
@@ -56,7 +55,7 @@ def main(argv=None):
     parser.add_argument("--fresh-start", action="store_true",
                         help="first remove checkpoints/events/exports of an earlier run")
     args = parser.parse_args(argv)
-    logging.set_verbosity(logging.INFO)
+    tf.logging.set_verbosity(tf.logging.INFO)
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="multitask_")
     config = el.RunConfig(model_dir=model_dir, save_checkpoints_steps=200,
                           log_step_count_steps=200, experimental_max_worker_delay_secs=2)

@@ -1,63 +1,75 @@
-"""BUILD lists exactly the library modules and test files that exist on disk."""
+"""BUILD covers every Python file of the repo, and every pattern and path in it exists."""
 
 import ast
+import glob
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COVERED_FOLDERS = ("estimator_lite", "examples", "benchmarks", "tests")
 
 
-def _build_rules():
-    """Parses BUILD (Starlark is Python syntax here) into {rule name: kwargs}."""
+def _build_tree():
     with open(os.path.join(ROOT, "BUILD")) as f:
-        tree = ast.parse(f.read())
-    rules = {}
+        return ast.parse(f.read())  # Starlark BUILD files parse as Python here
+
+
+def _glob_calls(tree):
+    """(include patterns, exclude patterns) of every glob(...) in BUILD."""
+    calls = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
-                node.func.id in ("py_library", "py_test", "py_binary")):
-            kwargs = {}
-            for kw in node.keywords:
-                try:
-                    kwargs[kw.arg] = ast.literal_eval(kw.value)
-                except ValueError:
-                    kwargs[kw.arg] = None  # e.g. deps built with requirement()
-            kwargs["kind"] = node.func.id
-            rules[kwargs["name"]] = kwargs
-    return rules
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "glob":
+            include = ast.literal_eval(node.args[0])
+            exclude = next((ast.literal_eval(k.value) for k in node.keywords
+                            if k.arg == "exclude"), [])
+            calls.append((include, exclude))
+    return calls
 
 
-def _py_files(folder, suffix=".py"):
-    path = os.path.join(ROOT, folder)
-    return sorted(f"{folder}/{f}" for f in os.listdir(path) if f.endswith(suffix))
+def _expand(patterns):
+    return {os.path.relpath(p, ROOT) for pattern in patterns
+            for p in glob.glob(os.path.join(ROOT, pattern), recursive=True)
+            if os.path.isfile(p)}
 
 
-def test_library_srcs_match_package_files():
-    rules = _build_rules()
-    assert sorted(rules["estimator_lite"]["srcs"]) == _py_files("estimator_lite")
+def _matched_files(tree):
+    matched = set()
+    for include, exclude in _glob_calls(tree):
+        matched |= _expand(include) - _expand(exclude)
+    return matched
 
 
-def test_one_py_test_per_test_file():
-    rules = _build_rules()
-    tests = {r["srcs"][0]: name for name, r in rules.items() if r["kind"] == "py_test"}
-    assert sorted(tests) == _py_files("tests", "_test.py")
-    for src, name in tests.items():
-        assert name == os.path.basename(src)[:-3], f"py_test for {src} is named {name}"
+def _python_files():
+    files = set()
+    for folder in COVERED_FOLDERS:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, folder)):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            files |= {os.path.relpath(os.path.join(dirpath, f), ROOT)
+                      for f in filenames if f.endswith(".py")}
+    return files
 
 
-def test_test_support_files_are_listed():
-    rules = _build_rules()
-    support = [f for f in _py_files("tests") if not f.endswith("_test.py")]
-    assert sorted(rules["testlib"]["srcs"]) == support
+def test_every_python_file_is_covered_by_a_glob():
+    uncovered = sorted(_python_files() - _matched_files(_build_tree()))
+    assert uncovered == []
 
 
-def test_examples_are_listed():
-    rules = _build_rules()
-    listed = sorted(s for r in rules.values() if r["kind"] == "py_binary"
-                    for s in r["srcs"] if s.startswith("examples/"))
-    assert listed == _py_files("examples")
+def test_every_glob_pattern_matches_something():
+    dead = [pattern for include, _ in _glob_calls(_build_tree()) for pattern in include
+            if not _expand([pattern])]
+    assert dead == []
 
 
-def test_benchmarks_are_listed():
-    rules = _build_rules()
-    listed = sorted(s for r in rules.values() for s in r.get("srcs") or ()
-                    if s.startswith("benchmarks/"))
-    assert listed == _py_files("benchmarks")
+def test_every_listed_path_exists():
+    tree = _build_tree()
+    listed = {node.value for node in ast.walk(tree)
+              if isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and "/" in node.value and "*" not in node.value and ":" not in node.value
+              and not node.value.startswith("//")}
+    missing = sorted(p for p in listed if not os.path.exists(os.path.join(ROOT, p)))
+    assert missing == []
+
+
+def test_tests_in_subfolders_are_covered():
+    matched = _matched_files(_build_tree())
+    assert "tests/_engine/timer_test.py" in matched
+    assert "estimator_lite/_engine/train_session.py" in matched

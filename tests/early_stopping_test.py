@@ -6,10 +6,10 @@ import threading
 import pytest
 
 import estimator_lite as el
-from estimator_lite import cluster as cluster_lib
 from estimator_lite import early_stopping
+from estimator_lite._engine import local_cluster as cluster_lib
+from estimator_lite._engine.event_files import new_summary_writer
 from estimator_lite._tf import tf
-from estimator_lite.train_session import new_summary_writer
 from tests import models
 
 ERR_ONE_SCHEDULE = "give exactly one of run_every_secs and run_every_steps"
@@ -112,7 +112,7 @@ def test_schedule_by_seconds_checks_only_when_due(tmp_path):
     hook = early_stopping.make_early_stopping_hook(
         FakeEstimator(tmp_path), lambda: calls.append(now[0]) or False,
         run_every_secs=10, clock=lambda: now[0])
-    hook._schedule.start()
+    hook._timer.start()
     for _ in range(25):
         now[0] += 1
         hook.after_run(None, None)
@@ -171,7 +171,8 @@ def test_chief_decision_stops_the_other_worker(tmp_path, monkeypatch):
 
 
 def test_early_stop_ends_every_role_of_train_and_evaluate(tmp_path, monkeypatch):
-    from estimator_lite import completion, training  # noqa: PLC0415 - local to this test
+    from estimator_lite import training  # noqa: PLC0415 - local to this test
+    from estimator_lite._engine import completion  # noqa: PLC0415
 
     cluster = cluster_lib.local_cluster_spec(num_ps=1, num_workers=1)
     executors = {}

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf2
 
 import estimator_lite as el
-from estimator_lite import cluster as cluster_lib
+from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._tf import tf
 from tests import models
 

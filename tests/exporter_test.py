@@ -6,10 +6,10 @@ import os
 import pytest
 
 import estimator_lite as el
-from estimator_lite import export
 from estimator_lite import exporter as exporter_lib
+from estimator_lite._engine.event_files import new_summary_writer
 from estimator_lite._tf import tf
-from estimator_lite.train_session import new_summary_writer
+from estimator_lite.export import saved_model
 from tests import models
 
 
@@ -22,7 +22,7 @@ class DirEstimator:
 
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
                            assets_extra=None, as_text=False, checkpoint_path=None):
-        path = export.make_export_dir(export_dir_base)
+        path = saved_model.make_export_dir(export_dir_base)
         os.makedirs(path)
         self.exported_checkpoints.append(checkpoint_path)
         return path
@@ -109,7 +109,7 @@ def test_best_exporter_reads_the_named_eval_dir(tmp_path):
     _write_eval_events(str(tmp_path / "eval_holdout"), {10: 3.0, 20: 1.0, 30: 2.0})
     _write_eval_events(str(tmp_path / "eval"), {10: 9.0})  # another spec's evals
     best = el.BestExporter(serving_input_receiver_fn=_serving_fn)
-    el.EvalSpec(lambda: None, name="holdout", exporters=[best])
+    best.bind_eval_dir("eval_holdout")  # what the evaluator of EvalSpec(name="holdout") does
     # Step 30's own result is in the events already; 1.0 at step 20 beats it.
     assert _export(best, estimator, 30, 2.0) is None
     assert _export(best, estimator, 40, 0.5) is not None

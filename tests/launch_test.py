@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from estimator_lite import cluster as cluster_lib
-from estimator_lite import completion, launch
+from estimator_lite import launch
+from estimator_lite._engine import completion
+from estimator_lite._engine import local_cluster as cluster_lib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # A role script: prints its task, then behaves as the ROLE_BEHAVIOUR env var says.

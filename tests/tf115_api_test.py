@@ -1,4 +1,4 @@
-"""Every tf.* name the library uses exists in TF 1.15's tf.compat.v1 too (DESIGN §2)."""
+"""Every tf.* name the library uses exists in TF 1.15's tf.compat.v1 too."""
 
 import ast
 import os
@@ -50,12 +50,18 @@ def _known(chain, names):
 
 
 def _library_files():
+    """Every module of the package, subpackages included."""
     package = os.path.join(ROOT, "estimator_lite")
-    return sorted(os.path.join(package, f) for f in os.listdir(package)
-                  if f.endswith(".py"))
+    return sorted(os.path.join(dirpath, f)
+                  for dirpath, _, filenames in os.walk(package)
+                  for f in filenames if f.endswith(".py"))
 
 
-@pytest.mark.parametrize("path", _library_files(), ids=os.path.basename)
+def _relative(path):
+    return os.path.relpath(path, ROOT)
+
+
+@pytest.mark.parametrize("path", _library_files(), ids=_relative)
 def test_only_tf115_compat_v1_names(path):
     names = _tf115_names()
     unknown = sorted(c for c in _used_names(path) if not _known(c, names))
@@ -75,5 +81,10 @@ def test_tensorflow_is_imported_in_one_place():
     for path in _library_files():
         with open(path) as f:
             if re.search(r"^\s*(import tensorflow|from tensorflow)", f.read(), re.M):
-                offenders.append(os.path.basename(path))
-    assert offenders == ["_tf.py"]
+                offenders.append(_relative(path))
+    assert offenders == [os.path.join("estimator_lite", "_tf.py")]
+
+
+def test_the_walk_reaches_subpackages():
+    files = {_relative(p) for p in _library_files()}
+    assert os.path.join("estimator_lite", "_engine", "train_session.py") in files

@@ -8,8 +8,9 @@ import pytest
 import tensorflow as tf2
 
 import estimator_lite as el
-from estimator_lite import cluster as cluster_lib
-from estimator_lite import completion, training
+from estimator_lite import training
+from estimator_lite._engine import completion
+from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._tf import tf
 from tests import models
 
@@ -241,8 +242,7 @@ def test_eval_spec_defaults_follow_tf_estimator():
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"input_fn": None}, TypeError, "input_fn must be callable"),
     ({"steps": 0}, ValueError, "steps must be >= 1"),
-    ({"name": ""}, ValueError, "name must be a non-empty string"),
-    ({"name": 7}, ValueError, "name must be a non-empty string"),
+    ({"name": 7}, TypeError, "name must be a str or None, got 7 of type int"),
     ({"hooks": ["x"]}, TypeError, "hooks must contain only SessionRunHook"),
     ({"exporters": ["x"]}, TypeError, "exporters must contain only Exporter"),
     ({"exporters": [RecordingExporter("a"), RecordingExporter("a")]}, ValueError,
@@ -258,12 +258,21 @@ def test_eval_spec_errors(kwargs, error, message):
         el.EvalSpec(**kwargs)
 
 
-def test_eval_spec_binds_best_exporter_to_its_eval_dir():
+def test_eval_spec_with_empty_name_is_unnamed(tmp_path):
+    spec = el.EvalSpec(_input_fn, name="")
+    est = models.make_estimator(tmp_path)
+    assert est.eval_dir(spec.name) == est.eval_dir()
+
+
+def test_evaluator_binds_best_exporter_to_its_eval_dir(tmp_path):
     best = el.BestExporter(serving_input_receiver_fn=models.raw_serving_input_fn)
-    el.EvalSpec(_input_fn, name="holdout", exporters=[best])
+    spec = el.EvalSpec(_input_fn, name="holdout", exporters=[best])
+    assert best._eval_dir_name is None  # the spec leaves its arguments alone
+    est = models.make_estimator(tmp_path)
+    training._Evaluator(est, spec, max_training_steps=None)
     assert best._eval_dir_name == "eval_holdout"
     with pytest.raises(ValueError, match="already used with eval dir 'eval_holdout'"):
-        el.EvalSpec(_input_fn, exporters=[best])
+        training._Evaluator(est, el.EvalSpec(_input_fn, exporters=[best]), None)
 
 
 def test_eval_result_validation():
@@ -627,17 +636,3 @@ def test_in_process_cluster_every_role_finishes(tmp_path, monkeypatch):
     assert final_step >= 100
     assert metrics["global_step"] == final_step  # the final checkpoint was evaluated
     assert exports and os.path.exists(os.path.join(exports[0], "saved_model.pb"))
-
-
-def test_checkpoint_step_is_the_stored_step_not_the_file_name(tmp_path):
-    # With async workers the chief names a checkpoint after a step that others
-    # have already moved past; evaluations report the stored step.
-    with tf.Graph().as_default():
-        step = tf.train.get_or_create_global_step()
-        saver = tf.train.Saver()
-        with tf.Session() as session:
-            session.run(tf.assign(step, 7))
-            path = saver.save(session, str(tmp_path / "model.ckpt"), global_step=5)
-    assert path.endswith("-5")
-    assert training._checkpoint_step(path) == 7
-    assert training._checkpoint_step(str(tmp_path / "model.ckpt-9")) == 9  # unreadable

@@ -19,7 +19,8 @@ __all__ = [
     "TEMP_EXPORT_PREFIX", "checkpoint_prefix", "eval_dir_name", "eval_dir", "export_dir",
     "training_complete_path", "workers_done_dir", "worker_done_file",
     "parse_worker_done_file", "is_export_timestamp", "checkpoint_step",
-    "checkpoint_paths", "latest_checkpoint",
+    "checkpoint_paths", "latest_checkpoint", "EVENT_FILE_GLOB", "event_file_pattern",
+    "OWNED_FILE_PATTERNS", "OWNED_DIR_PATTERNS", "MODEL_DIR_SIGNS",
 ]
 
 CHECKPOINT_BASENAME = "model.ckpt"
@@ -29,6 +30,8 @@ TRAINING_COMPLETE_FILE = "training_complete.json"
 WORKERS_DONE_DIR = "workers_done"
 BEST_EVAL_RESULT_FILE = "best_eval_result.json"
 TEMP_EXPORT_PREFIX = "temp-"
+EVENT_FILE_GLOB = "*.tfevents.*"
+GRAPH_FILE = "graph.pbtxt"
 _WORKER_DONE_RE = re.compile(r"^worker-(\d+)\.json$")
 
 
@@ -118,3 +121,17 @@ def checkpoint_step(checkpoint_path):
         raise ValueError(f"cannot tell the global step of checkpoint {checkpoint_path!r}: "
                          "it has no global_step variable and no '-<step>' suffix")
     return int(suffix)
+
+
+def event_file_pattern(directory):
+    """The glob matching every event file directly in `directory`."""
+    return os.path.join(directory, EVENT_FILE_GLOB)
+
+
+# What training writes directly in a model_dir (glob patterns on base names); the
+# only entries `fresh_start` may remove.
+OWNED_FILE_PATTERNS = (CHECKPOINT_STATE_FILE, f"{CHECKPOINT_BASENAME}-*", EVENT_FILE_GLOB,
+                       GRAPH_FILE, TRAINING_COMPLETE_FILE)
+OWNED_DIR_PATTERNS = (eval_dir_name(), eval_dir_name("*"), EXPORT_DIR, WORKERS_DONE_DIR)
+# Entries that make a directory recognisably a model_dir.
+MODEL_DIR_SIGNS = (CHECKPOINT_STATE_FILE, f"{CHECKPOINT_BASENAME}-*", EVENT_FILE_GLOB)

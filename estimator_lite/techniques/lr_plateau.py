@@ -21,13 +21,11 @@ variables of the best evaluated checkpoint. The rate is written as the summary
 
 import os
 
-from absl import logging
-
-from estimator_lite import _validation
-from estimator_lite._tf import tf
-from estimator_lite.eval_metrics import read_eval_metrics
-from estimator_lite.hooks import Schedule, check_schedule
-from estimator_lite.train_session import NOT_CHECKPOINTED
+from estimator_lite._engine import validation
+from estimator_lite._engine.event_files import read_eval_metrics
+from estimator_lite._engine.timer import check_schedule, schedule_timer
+from estimator_lite._engine.train_session import NOT_CHECKPOINTED
+from estimator_lite._tf import logging, tf
 
 __all__ = ["ReduceLearningRateOnPlateau"]
 
@@ -67,19 +65,19 @@ class ReduceLearningRateOnPlateau:
         """
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
-        _validation.check_number("factor", factor)
+        validation.check_number("factor", factor)
         if not 0 < factor < 1:
             raise ValueError(f"factor must be in (0, 1), got {factor!r}")
         self.metric_name = metric_name
         self.mode = mode
         self.factor = float(factor)
-        self.patience = _validation.check_int("patience", patience, 1)
-        self.min_delta = _validation.check_number("min_delta", min_delta, 0)
-        self.min_scale = _validation.check_number("min_scale", min_scale, 0)
+        self.patience = validation.check_int("patience", patience, 1)
+        self.min_delta = validation.check_number("min_delta", min_delta, 0)
+        self.min_scale = validation.check_number("min_scale", min_scale, 0)
         self.restore_best = bool(restore_best)
         self.eval_name = eval_name
         check_schedule(run_every_secs, run_every_steps)
-        self._schedule_args = (run_every_secs, run_every_steps)
+        self.schedule_args = (run_every_secs, run_every_steps)
 
     def learning_rate(self, base_learning_rate):
         """The learning rate to give the optimizer: base times the current factor."""
@@ -109,7 +107,7 @@ class _PlateauHook(tf.train.SessionRunHook):
     def __init__(self, plateau, estimator):
         self._plateau = plateau
         self._estimator = estimator
-        self._schedule = Schedule(*plateau._schedule_args)
+        self._timer = schedule_timer(*plateau.schedule_args)
         self._eval_dir = estimator.eval_dir(plateau.eval_name)
         self._best = self._best_step = None
         self._bad_evals = 0
@@ -134,7 +132,7 @@ class _PlateauHook(tf.train.SessionRunHook):
         # factor, so replay them without cutting again.
         for step, value in self._new_evaluations():
             self._observe(step, value)
-        self._schedule.start()
+        self._timer.start()
 
     def _new_evaluations(self):
         history = read_eval_metrics(self._eval_dir)
@@ -161,7 +159,7 @@ class _PlateauHook(tf.train.SessionRunHook):
         return False
 
     def after_run(self, run_context, run_values):
-        if not self._schedule.tick():
+        if not self._timer.tick():
             return
         for step, value in self._new_evaluations():
             if self._observe(step, value):

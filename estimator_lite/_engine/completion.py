@@ -10,14 +10,12 @@ never sees half a marker (this works on local disks and on GCS/HDFS through gfil
 
 import os
 
-from estimator_lite._json_file import read_json, write_json
+from estimator_lite._engine import model_dir as model_dir_lib
+from estimator_lite._engine.json_file import read_json, write_json
 from estimator_lite._tf import tf
 
 __all__ = ["TrainingComplete", "write_training_complete", "read_training_complete",
-           "clear_markers", "write_worker_done", "workers_done"]
-
-_CHIEF_MARKER = "training_complete.json"
-_WORKERS_DIR = "workers_done"
+           "clear_markers", "write_worker_done", "workers_done", "CompletionWatcher"]
 
 
 class TrainingComplete:
@@ -40,14 +38,14 @@ class TrainingComplete:
 def write_training_complete(model_dir, global_step, max_steps, time_secs):
     """Marks training as complete at `global_step` (called by the chief)."""
     tf.io.gfile.makedirs(model_dir)
-    write_json(os.path.join(model_dir, _CHIEF_MARKER), {
+    write_json(model_dir_lib.training_complete_path(model_dir), {
         "global_step": int(global_step), "max_steps": max_steps,
         "time_secs": float(time_secs)})
 
 
 def read_training_complete(model_dir):
     """Returns the chief's TrainingComplete marker, or None if there is none."""
-    payload = read_json(os.path.join(model_dir, _CHIEF_MARKER))
+    payload = read_json(model_dir_lib.training_complete_path(model_dir))
     if payload is None:
         return None
     return TrainingComplete(payload["global_step"], payload["max_steps"],
@@ -56,32 +54,31 @@ def read_training_complete(model_dir):
 
 def clear_markers(model_dir):
     """Removes this module's markers (only those files) before a new run."""
-    chief = os.path.join(model_dir, _CHIEF_MARKER)
+    chief = model_dir_lib.training_complete_path(model_dir)
     if tf.io.gfile.exists(chief):
         tf.io.gfile.remove(chief)
-    workers = os.path.join(model_dir, _WORKERS_DIR)
+    workers = model_dir_lib.workers_done_dir(model_dir)
     if tf.io.gfile.isdir(workers):
         for name in tf.io.gfile.listdir(workers):
-            if name.startswith("worker-") and name.endswith(".json"):
+            if model_dir_lib.parse_worker_done_file(name) is not None:
                 tf.io.gfile.remove(os.path.join(workers, name))
 
 
 def write_worker_done(model_dir, task_id, global_step):
     """Marks worker `task_id` as stopped (called by each worker)."""
-    workers = os.path.join(model_dir, _WORKERS_DIR)
-    tf.io.gfile.makedirs(workers)
-    write_json(os.path.join(workers, f"worker-{task_id}.json"),
-                {"global_step": int(global_step)})
+    tf.io.gfile.makedirs(model_dir_lib.workers_done_dir(model_dir))
+    write_json(model_dir_lib.worker_done_file(model_dir, task_id),
+               {"global_step": int(global_step)})
 
 
 def workers_done(model_dir):
     """Returns the set of worker indices that have marked themselves done."""
-    workers = os.path.join(model_dir, _WORKERS_DIR)
+    workers = model_dir_lib.workers_done_dir(model_dir)
     if not tf.io.gfile.isdir(workers):
         return set()
-    return {int(name[len("worker-"):-len(".json")])
-            for name in tf.io.gfile.listdir(workers)
-            if name.startswith("worker-") and name.endswith(".json")}
+    indices = (model_dir_lib.parse_worker_done_file(name)
+               for name in tf.io.gfile.listdir(workers))
+    return {index for index in indices if index is not None}
 
 
 class CompletionWatcher:

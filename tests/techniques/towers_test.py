@@ -6,7 +6,7 @@ import tensorflow as tf2
 
 import estimator_lite as el
 from estimator_lite._tf import tf
-from estimator_lite.replicate_model_fn import _sum_gradients
+from estimator_lite.techniques.towers import _sum_gradients
 
 ATOL = 1e-5
 BATCH = 16

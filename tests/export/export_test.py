@@ -7,6 +7,7 @@ import pytest
 import estimator_lite as el
 from estimator_lite import export
 from estimator_lite._tf import tf
+from estimator_lite.export import saved_model
 
 SIG = tf.saved_model.signature_constants
 
@@ -100,16 +101,16 @@ def test_build_signature_defs_with_alternatives(graph):
     x = tf.placeholder(tf.float32, [None, 1])
     z = tf.placeholder(tf.float32, [None, 1])
     out = export.PredictOutput({"y": x * 2.0})
-    sigs = export.build_signature_defs({"serving_default": out}, {"x": x},
+    sigs = saved_model.build_signature_defs({"serving_default": out}, {"x": x},
                                        {"alt": {"z": z}})
     assert set(sigs) == {"serving_default", "alt:serving_default"}
     assert set(sigs["alt:serving_default"].inputs) == {"z"}
 
 
 def test_make_export_dir_is_unique_and_numeric(tmp_path):
-    first = export.make_export_dir(str(tmp_path))
+    first = saved_model.make_export_dir(str(tmp_path))
     os.makedirs(first)
-    second = export.make_export_dir(str(tmp_path))
+    second = saved_model.make_export_dir(str(tmp_path))
     assert os.path.basename(second).isdigit()
     assert int(os.path.basename(second)) > int(os.path.basename(first))
 
@@ -123,7 +124,7 @@ def test_write_atomically_renames_on_success(tmp_path):
         with open(os.path.join(temp_dir, "f"), "w") as f:
             f.write("ok")
 
-    assert export.write_atomically(final, write) == final
+    assert saved_model.write_atomically(final, write) == final
     with open(os.path.join(final, "f")) as f:
         assert f.read() == "ok"
     assert os.listdir(tmp_path) == ["123"]
@@ -135,7 +136,7 @@ def test_write_atomically_cleans_up_on_failure(tmp_path):
         raise OSError("disk full")
 
     with pytest.raises(OSError, match="disk full"):
-        export.write_atomically(str(tmp_path / "9"), write)
+        saved_model.write_atomically(str(tmp_path / "9"), write)
     assert os.listdir(tmp_path) == []
 
 

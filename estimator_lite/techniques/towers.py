@@ -20,10 +20,11 @@ that holds it only during that call (never in a graph collection).
 import contextlib
 import threading
 
-from estimator_lite import export as export_lib
-from estimator_lite._fn_args import call_with_declared_args
+from estimator_lite._engine.fn_args import call_with_declared_args
 from estimator_lite._tf import tf
+from estimator_lite.export import outputs as export_lib
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+from estimator_lite.techniques.optimizer_wrapper import OptimizerWrapper
 
 __all__ = ["replicate_model_fn", "TowerOptimizer"]
 
@@ -129,7 +130,7 @@ class _TowerContext:
                              "towers of replicate_model_fn")
         calls = self._apply_calls[tower]
         index = len(calls)
-        signature = (type(optimizer._optimizer).__name__,
+        signature = (type(optimizer.wrapped).__name__,
                      tuple(v.op.name for _, v in grads_and_vars))
         calls.append(signature)
         if tower > 0:
@@ -179,7 +180,7 @@ def _sum_gradients(grads):
     return tf.add_n([tf.convert_to_tensor(g) for g in present])
 
 
-class TowerOptimizer(tf.train.Optimizer):
+class TowerOptimizer(OptimizerWrapper):
     """Wraps an optimizer so replicated towers apply their summed gradients once.
 
     Outside replicate_model_fn, or with one device, it passes everything through.
@@ -200,12 +201,13 @@ class TowerOptimizer(tf.train.Optimizer):
                 optimizer_or_optimizer_fn):
             raise TypeError("TowerOptimizer needs an Optimizer or a function returning "
                             f"one, got {optimizer_or_optimizer_fn!r}")
-        super().__init__(use_locking=False, name="TowerOptimizer")
+        super().__init__(None, name="TowerOptimizer")
         self._optimizer_or_fn = optimizer_or_optimizer_fn
         self._resolved = None
 
     @property
-    def _optimizer(self):
+    def wrapped(self):
+        """The wrapped optimizer (built from the function on first use)."""
         if self._resolved is None:
             candidate = self._optimizer_or_fn
             if not isinstance(candidate, tf.train.Optimizer):
@@ -221,14 +223,14 @@ class TowerOptimizer(tf.train.Optimizer):
         context = _active_context()
         if context is not None:
             loss = context.scale_loss(loss)
-        return self._optimizer.compute_gradients(loss, *args, **kwargs)
+        return self.wrapped.compute_gradients(loss, *args, **kwargs)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """Records this tower's gradients; the last tower applies the sum once."""
         grads_and_vars = list(grads_and_vars)
         context = _active_context()
         if context is None or context.num_towers == 1:
-            return self._optimizer.apply_gradients(grads_and_vars, global_step, name)
+            return self.wrapped.apply_gradients(grads_and_vars, global_step, name)
         index, is_last = context.record_apply(self, grads_and_vars)
         if not is_last:
             return tf.no_op(name="tower_apply_placeholder")
@@ -240,7 +242,7 @@ class TowerOptimizer(tf.train.Optimizer):
                           for i, var in enumerate(variables)]
             # Apply with tower 0's instance: hooks such as SyncReplicasOptimizer's
             # come from tower 0's spec and need the instance that applied.
-            applying = context.applying_optimizer(index)._optimizer
+            applying = context.applying_optimizer(index).wrapped
             return applying.apply_gradients(
                 [(g, v) for g, v in summed if g is not None], global_step, name)
 
@@ -250,23 +252,15 @@ class TowerOptimizer(tf.train.Optimizer):
         Towers are built before the last one applies the gradients; deferring
         the hook until the graph is complete lets any tower's spec carry it.
         """
-        return _DeferredHook(lambda: self._optimizer.make_session_run_hook(*args, **kwargs))
-
-    def get_slot(self, *args, **kwargs):
-        return self._optimizer.get_slot(*args, **kwargs)
-
-    def get_slot_names(self, *args, **kwargs):
-        return self._optimizer.get_slot_names(*args, **kwargs)
-
-    def variables(self):
-        return self._optimizer.variables()
+        return _DeferredHook(lambda: self.wrapped.make_session_run_hook(*args, **kwargs))
 
     def __getattr__(self, name):
         # Reached only for attributes TowerOptimizer lacks, e.g. SyncReplicasOptimizer's
         # make_session_run_hook: delegate them to the wrapped optimizer.
-        if name.startswith("__") or name in ("_optimizer_or_fn", "_resolved"):
+        if name.startswith("__") or name in ("_optimizer_or_fn", "_resolved",
+                                             "_wrapped_optimizer"):
             raise AttributeError(name)
-        return getattr(self._optimizer, name)
+        return getattr(self.wrapped, name)
 
 
 class _DeferredHook(tf.train.SessionRunHook):

@@ -24,8 +24,9 @@ Every worker must reach each averaging round (they wait for each other): stop
 training on a multiple of `interval_steps` local steps per worker.
 """
 
-from estimator_lite import _validation
+from estimator_lite._engine import validation
 from estimator_lite._tf import tf
+from estimator_lite.techniques.optimizer_wrapper import OptimizerWrapper
 
 __all__ = ["ModelAverageCustomGetter", "ModelAverageOptimizer"]
 
@@ -83,7 +84,7 @@ def _local_variable_creator(next_creator, **kwargs):
     return next_creator(**kwargs)
 
 
-class ModelAverageOptimizer(tf.train.Optimizer):
+class ModelAverageOptimizer(OptimizerWrapper):
     """Trains local copies every step and averages them every `interval_steps`."""
 
     def __init__(self, opt, num_worker, is_chief, ma_custom_getter, interval_steps=100,
@@ -94,22 +95,16 @@ class ModelAverageOptimizer(tf.train.Optimizer):
           TypeError: opt is not an Optimizer or the getter has the wrong type.
           ValueError: num_worker < 1 or interval_steps < 1.
         """
-        if not isinstance(opt, tf.train.Optimizer):
-            raise TypeError(f"opt must be a tf.compat.v1.train.Optimizer, got {opt!r}")
+        super().__init__(opt, name, use_locking, arg_name="opt")
         if not isinstance(ma_custom_getter, ModelAverageCustomGetter):
             raise TypeError("ma_custom_getter must be a ModelAverageCustomGetter, got "
                             f"{ma_custom_getter!r}")
-        super().__init__(use_locking, name)
-        self._opt = opt
-        self._num_worker = _validation.check_int("num_worker", num_worker, 1)
+        self._num_worker = validation.check_int("num_worker", num_worker, 1)
         self._is_chief = bool(is_chief)
         self._getter = ma_custom_getter
-        self._interval_steps = _validation.check_int("interval_steps", interval_steps, 1)
+        self._interval_steps = validation.check_int("interval_steps", interval_steps, 1)
         self._pairs = None
         self._local_step = None
-
-    def compute_gradients(self, *args, **kwargs):
-        return self._opt.compute_gradients(*args, **kwargs)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """Applies the local update; every interval_steps-th call also averages.
@@ -131,7 +126,7 @@ class ModelAverageOptimizer(tf.train.Optimizer):
         # (under replica_device_setter they would otherwise be shared on the ps).
         with tf.variable_creator_scope(_local_variable_creator), tf.device(
                 self._getter.worker_device):
-            local_update = self._opt.apply_gradients(grads_and_vars, global_step)
+            local_update = self.wrapped.apply_gradients(grads_and_vars, global_step)
             local_step = tf.get_variable(
                 f"{self._name}/local_step", shape=[], dtype=tf.int64, trainable=False,
                 initializer=tf.zeros_initializer())
@@ -186,12 +181,6 @@ class ModelAverageOptimizer(tf.train.Optimizer):
             raise ValueError("call apply_gradients (or minimize) before "
                              "make_session_run_hook")
         return _StartFromCenterHook(self._getter.pairs, self._local_step)
-
-    def get_slot(self, *args, **kwargs):
-        return self._opt.get_slot(*args, **kwargs)
-
-    def get_slot_names(self, *args, **kwargs):
-        return self._opt.get_slot_names(*args, **kwargs)
 
 
 class _StartFromCenterHook(tf.train.SessionRunHook):

@@ -6,7 +6,6 @@ import os
 import pytest
 
 import estimator_lite as el
-from estimator_lite.hooks import Schedule
 from tests import models
 
 
@@ -29,13 +28,6 @@ def test_export_listener_validation(tmp_path):
         el.ExportListener(est, "latest")
     with pytest.raises(ValueError, match="every_n_steps must be >= 1"):
         el.ExportListener(est, el.FinalExporter("f", models.raw_serving_input_fn), 0)
-
-
-def test_schedule_by_steps():
-    schedule = Schedule(every_steps=3)
-    schedule.start()
-    assert [schedule.tick() for _ in range(7)] == [False, False, True, False, False,
-                                                   True, False]
 
 
 def test_step_rate_log_has_examples_per_sec_when_batch_is_static(tmp_path, caplog):

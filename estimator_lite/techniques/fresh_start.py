@@ -9,17 +9,11 @@ directly inside `model_dir`, and refuses paths that cannot be a model dir.
 import fnmatch
 import os
 
-from absl import logging
-
-from estimator_lite._tf import tf
+from estimator_lite._engine import model_dir as model_dir_lib
+from estimator_lite._tf import logging, tf
 
 __all__ = ["fresh_start"]
 
-_FILE_PATTERNS = ("checkpoint", "model.ckpt-*", "events.out.tfevents.*", "graph.pbtxt",
-                  "training_complete.json")
-_DIR_PATTERNS = ("eval", "eval_*", "export", "workers_done")
-# What makes a directory look like a model dir.
-_MODEL_DIR_SIGNS = ("checkpoint", "model.ckpt-*", "events.out.tfevents.*")
 
 
 def _refuse(model_dir, reason):
@@ -55,14 +49,15 @@ def fresh_start(model_dir):
     names = [n.rstrip("/") for n in tf.io.gfile.listdir(model_dir)]
     if not names:
         return []
-    if not any(fnmatch.fnmatch(n, p) for n in names for p in _MODEL_DIR_SIGNS):
+    if not any(fnmatch.fnmatch(n, p) for n in names for p in model_dir_lib.MODEL_DIR_SIGNS):
         raise _refuse(model_dir, "it has no checkpoint or event file, so it does not "
                                  f"look like a model dir (it has {sorted(names)[:10]})")
     removed = []
     for name in names:
         path = os.path.join(model_dir, name)
         is_dir = tf.io.gfile.isdir(path)
-        patterns = _DIR_PATTERNS if is_dir else _FILE_PATTERNS
+        patterns = (model_dir_lib.OWNED_DIR_PATTERNS if is_dir
+                    else model_dir_lib.OWNED_FILE_PATTERNS)
         if not any(fnmatch.fnmatch(name, p) for p in patterns):
             continue
         if os.path.islink(path):

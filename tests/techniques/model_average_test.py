@@ -5,9 +5,12 @@ import threading
 import numpy as np
 import pytest
 
-from estimator_lite import cluster as cluster_lib
+from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._tf import tf
-from estimator_lite.model_average import ModelAverageCustomGetter, ModelAverageOptimizer
+from estimator_lite.techniques.model_average import (
+    ModelAverageCustomGetter,
+    ModelAverageOptimizer,
+)
 
 LEARNING_RATE = 0.1
 INTERVAL = 3

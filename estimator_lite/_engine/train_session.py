@@ -9,16 +9,16 @@ bare ``session.run(train_op)``. Summaries, loss logging and SessionRunHook fetch
 go through a full ``session.run`` only on the steps where one of them is due.
 """
 
-import itertools
-import os
 import time
 
-from absl import logging
-
-from estimator_lite._tf import tf
+from estimator_lite._engine import model_dir
+from estimator_lite._engine.event_files import new_summary_writer, scalar_summary
+from estimator_lite._engine.hook_protocol import run_with_hooks
+from estimator_lite._engine.timer import Timer
+from estimator_lite._tf import logging, tf
 
 __all__ = ["TrainSession", "NanLossDuringTrainingError", "CheckpointPolicy",
-           "build_step_guard", "new_summary_writer", "merge_run_args", "NOT_CHECKPOINTED"]
+           "build_step_guard", "NOT_CHECKPOINTED"]
 
 # Graph collection of global variables that checkpoints must leave out (e.g. the
 # early-stopping flag: restored as True it would stop a resumed run at once).
@@ -29,18 +29,6 @@ _NAN_STEP = -1
 # How often a non-chief checks whether the chief has initialised the model
 # (SessionManager's default of 30 s delays every worker start by up to that much).
 _READY_POLL_SECS = 1
-_WRITER_IDS = itertools.count()
-
-
-def new_summary_writer(logdir, graph=None):
-    """Returns a FileWriter whose file name is unique even within one second.
-
-    Event file names carry a 1-second timestamp: two writers opened on the same
-    directory in the same second would otherwise write (and clobber) one file.
-    """
-    suffix = f".{os.getpid()}.{next(_WRITER_IDS)}"
-    with tf.Graph().as_default():  # FileWriter refuses to be built eagerly.
-        return tf.summary.FileWriter(logdir, graph=graph, filename_suffix=suffix)
 
 
 class NanLossDuringTrainingError(RuntimeError):
@@ -89,68 +77,6 @@ def build_step_guard(global_step, train_op, loss):
     finite = tf.reduce_all(tf.is_finite(loss))
     return tf.where(finite, tf.cast(step_after, tf.int64),
                     tf.constant(_NAN_STEP, tf.int64), name="step_guard")
-
-
-class _Periodic:
-    """Says when a task every `every_steps` steps or `every_secs` seconds is due."""
-
-    def __init__(self, every_steps=None, every_secs=None, clock=time.time):
-        self.every_steps = every_steps or None
-        self.every_secs = every_secs or None
-        self._clock = clock
-        self.last_step = None
-        self.last_time = None
-
-    @property
-    def enabled(self):
-        return self.every_steps is not None or self.every_secs is not None
-
-    def due(self, step):
-        """Whether the task is due at global step `step`."""
-        if not self.enabled or step == self.last_step:
-            return False
-        if self.last_step is None:
-            return True
-        if self.every_steps is not None:
-            return step >= self.last_step + self.every_steps
-        return self._clock() >= self.last_time + self.every_secs
-
-    def mark(self, step):
-        self.last_step = step
-        self.last_time = self._clock()
-
-
-def merge_run_args(requests):
-    """Merges SessionRunArgs from several hooks into (fetches, feed_dict, options).
-
-    Returns:
-      fetches: {hook index: fetches} for the hooks that asked for something;
-      feed_dict: the union of their feeds; options: merged RunOptions or None.
-
-    Raises:
-      RuntimeError: two hooks feed the same tensor.
-    """
-    feed_dict = {}
-    options = None
-    for args in requests:
-        if args is None:
-            continue
-        for key, value in (args.feed_dict or {}).items():
-            if key in feed_dict:
-                raise RuntimeError(f"two SessionRunHooks feed the same tensor {key!r}")
-            feed_dict[key] = value
-        if args.options is not None:
-            if options is None:
-                options = tf.RunOptions()
-            options.trace_level = max(options.trace_level, args.options.trace_level)
-            if args.options.timeout_in_ms:
-                options.timeout_in_ms = (min(options.timeout_in_ms,
-                                             args.options.timeout_in_ms)
-                                         if options.timeout_in_ms
-                                         else args.options.timeout_in_ms)
-    fetches = {i: args.fetches for i, args in enumerate(requests)
-               if args is not None and args.fetches is not None}
-    return fetches, feed_dict, options
 
 
 class TrainSession:
@@ -203,12 +129,12 @@ class TrainSession:
         self._clock = clock
         self._guard = build_step_guard(global_step, train_op, loss)
         self._summary_dir = summary_dir if is_chief else None
-        self._summary_timer = _Periodic(save_summary_steps if self._summary_dir else None)
+        self._summary_timer = Timer(save_summary_steps if self._summary_dir else None)
         self._summary_op = self._build_summary_op() if self._summary_timer.enabled else None
-        self._log_timer = _Periodic(log_step_count_steps)
+        self._log_timer = Timer(log_step_count_steps)
         ckpt = self._checkpoint
-        self._save_timer = _Periodic(ckpt.save_steps, ckpt.save_secs, clock) if ckpt else (
-            _Periodic())
+        self._save_timer = (Timer(ckpt.save_steps, ckpt.save_secs, clock) if ckpt
+                            else Timer())
         for hook in self._hooks:
             hook.begin()
         for listener in (self._checkpoint.listeners if self._checkpoint else ()):
@@ -279,7 +205,7 @@ class TrainSession:
         for listener in ckpt.listeners:
             listener.before_save(self._session, step)
         path = self._scaffold.saver.save(
-            self._session, os.path.join(ckpt.checkpoint_dir, "model.ckpt"),
+            self._session, model_dir.checkpoint_prefix(ckpt.checkpoint_dir),
             global_step=step, write_meta_graph=ckpt.save_graph_def)
         logging.info("Saved checkpoint for step %d: %s", step, path)
         self._save_timer.mark(step)
@@ -303,9 +229,7 @@ class TrainSession:
         else:
             logging.info("step %d: loss = %.6g (%.1f steps/sec)", step, loss, rate)
         if self._writer is not None and elapsed > 0:
-            summary = tf.Summary(value=[tf.Summary.Value(tag=tag, simple_value=value)
-                                        for tag, value in values.items()])
-            self._writer.add_summary(summary, step)
+            self._writer.add_summary(scalar_summary(values), step)
         self._rate_start = (step, now)
         self._log_timer.mark(step)
 
@@ -340,28 +264,17 @@ class TrainSession:
         return step
 
     def _run_with_hooks(self, extra):
-        context = tf.train.SessionRunContext(
-            original_args=tf.train.SessionRunArgs(self._train_op), session=self._session)
-        requests = [hook.before_run(context) for hook in self._hooks]
-        if not extra and all(r is None for r in requests):
-            step = self._run_step()
-            results = {}
-            hook_results = [None] * len(requests)
-            options = metadata = None
-        else:
-            hook_fetches, feed_dict, options = merge_run_args(requests)
-            metadata = tf.RunMetadata() if options is not None else None
-            out = self._session.run(
-                {"step": self._guard, "extra": extra, "hooks": hook_fetches},
-                feed_dict=feed_dict or None, options=options, run_metadata=metadata)
-            step, results = out["step"], out["extra"]
-            hook_results = [out["hooks"].get(i) for i in range(len(requests))]
-        for hook, value in zip(self._hooks, hook_results, strict=True):
-            hook.after_run(context, tf.train.SessionRunValues(
-                results=value, options=options, run_metadata=metadata))
-        if context.stop_requested:
+        fetches = {"step": self._guard, "extra": extra}
+        results, stop = run_with_hooks(
+            self._session, self._hooks, fetches, original_fetches=self._train_op,
+            fast_fn=None if extra else self._run_step_only)
+        if stop:
             self._stop_requested = True
-        return step, results
+        return results["step"], results["extra"]
+
+    def _run_step_only(self):
+        """What the hooked run returns when only the step guard is fetched."""
+        return {"step": self._run_step(), "extra": {}}
 
     # Public ----------------------------------------------------------------------------
 

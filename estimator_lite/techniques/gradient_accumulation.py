@@ -11,8 +11,9 @@ update on a batch of N*B. Clipping (`clip_norm`: by global norm, `clip_value`: e
 element into [-v, v]) applies to that mean gradient, as it would to the big batch.
 """
 
-from estimator_lite import _validation
+from estimator_lite._engine import validation
 from estimator_lite._tf import tf
+from estimator_lite.techniques.optimizer_wrapper import OptimizerWrapper
 
 __all__ = ["GradientAccumulationOptimizer", "clip_gradients"]
 
@@ -40,7 +41,7 @@ def clip_gradients(grads_and_vars, clip_norm=None, clip_value=None):
     return list(zip(grads, [v for _, v in grads_and_vars], strict=True))
 
 
-class GradientAccumulationOptimizer(tf.train.Optimizer):
+class GradientAccumulationOptimizer(OptimizerWrapper):
     """Applies the mean gradient of every `num_micro_batches` micro-batches."""
 
     def __init__(self, optimizer, num_micro_batches, clip_norm=None, clip_value=None,
@@ -51,21 +52,14 @@ class GradientAccumulationOptimizer(tf.train.Optimizer):
           TypeError: optimizer is not a tf.compat.v1.train.Optimizer.
           ValueError: num_micro_batches < 1, clip_norm or clip_value <= 0.
         """
-        if not isinstance(optimizer, tf.train.Optimizer):
-            raise TypeError(f"optimizer must be a tf.compat.v1.train.Optimizer, got "
-                            f"{optimizer!r}")
-        self._num_micro_batches = _validation.check_int("num_micro_batches",
+        super().__init__(optimizer, name)
+        self._num_micro_batches = validation.check_int("num_micro_batches",
                                                         num_micro_batches, 1)
         for arg, value in (("clip_norm", clip_norm), ("clip_value", clip_value)):
-            if value is not None and _validation.check_number(arg, value) <= 0:
+            if value is not None and validation.check_number(arg, value) <= 0:
                 raise ValueError(f"{arg} must be > 0 or None, got {value!r}")
-        super().__init__(use_locking=False, name=name)
-        self._optimizer = optimizer
         self._clip_norm = clip_norm
         self._clip_value = clip_value
-
-    def compute_gradients(self, *args, **kwargs):
-        return self._optimizer.compute_gradients(*args, **kwargs)
 
     def _accumulator(self, var):
         with tf.variable_scope(None, default_name=f"{var.op.name}/{self._name}"):
@@ -84,7 +78,7 @@ class GradientAccumulationOptimizer(tf.train.Optimizer):
             raise ValueError("no gradients to accumulate: every gradient is None")
         if self._num_micro_batches == 1:
             clipped = clip_gradients(pairs, self._clip_norm, self._clip_value)
-            return self._optimizer.apply_gradients(clipped, global_step, name)
+            return self.wrapped.apply_gradients(clipped, global_step, name)
         with tf.variable_scope(None, default_name=self._name):
             counter = tf.get_variable("micro_batches", shape=[], dtype=tf.int64,
                                       trainable=False,
@@ -99,7 +93,7 @@ class GradientAccumulationOptimizer(tf.train.Optimizer):
         def apply_mean():
             mean = [(acc.read_value() / self._num_micro_batches, v)
                     for acc, (_, v) in zip(accumulators, pairs, strict=True)]
-            update = self._optimizer.apply_gradients(
+            update = self.wrapped.apply_gradients(
                 clip_gradients(mean, self._clip_norm, self._clip_value), global_step)
             with tf.control_dependencies([update]):
                 resets = [acc.assign(tf.zeros_like(acc)) for acc in accumulators]
@@ -108,9 +102,3 @@ class GradientAccumulationOptimizer(tf.train.Optimizer):
 
         applied = tf.cond(ready, apply_mean, lambda: tf.constant(False))
         return tf.group(applied, name=name or self._name)
-
-    def get_slot(self, *args, **kwargs):
-        return self._optimizer.get_slot(*args, **kwargs)
-
-    def get_slot_names(self, *args, **kwargs):
-        return self._optimizer.get_slot_names(*args, **kwargs)

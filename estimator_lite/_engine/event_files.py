@@ -1,12 +1,48 @@
-"""Reading evaluation results back from the event files an evaluation wrote."""
+"""Event files: writing summaries with unique file names, reading scalars back.
+
+Training and evaluation write TensorBoard event files; evaluations' scalars are
+read back by the exporters, early stopping, the LR-plateau hook, re-runs and the
+inspect tool.
+"""
 
 import collections
+import itertools
+import numbers
 import os
 import struct
 
+from estimator_lite._engine import model_dir
 from estimator_lite._tf import tf
 
-__all__ = ["read_eval_metrics", "read_event_file_metrics"]
+__all__ = ["new_summary_writer", "scalar_summary", "read_eval_metrics",
+           "read_event_file_metrics"]
+
+_WRITER_IDS = itertools.count()
+
+
+def new_summary_writer(logdir, graph=None):
+    """Returns a FileWriter whose file name is unique even within one second.
+
+    Event file names carry a 1-second timestamp: two writers opened on the same
+    directory in the same second would otherwise write (and clobber) one file.
+    """
+    suffix = f".{os.getpid()}.{next(_WRITER_IDS)}"
+    with tf.Graph().as_default():  # FileWriter refuses to be built eagerly.
+        return tf.summary.FileWriter(logdir, graph=graph, filename_suffix=suffix)
+
+
+def scalar_summary(values):
+    """A Summary proto of the real-number scalars in `values` ({tag: value}).
+
+    Entries that are not scalar real numbers (arrays, strings) are left out.
+    """
+    summary = tf.Summary()
+    for tag, value in values.items():
+        if isinstance(value, numbers.Real) or (
+                hasattr(value, "ndim") and value.ndim == 0
+                and isinstance(value.item(), numbers.Real)):
+            summary.value.add(tag=tag, simple_value=float(value))
+    return summary
 
 
 def read_event_file_metrics(pattern):
@@ -37,7 +73,7 @@ def read_eval_metrics(eval_dir):
     Returns:
       An OrderedDict of global step to {metric name: value}, sorted by step.
     """
-    return read_event_file_metrics(os.path.join(eval_dir, "*.tfevents.*"))
+    return read_event_file_metrics(model_dir.event_file_pattern(eval_dir))
 
 
 def _events(path):

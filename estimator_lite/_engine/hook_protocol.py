@@ -1,0 +1,136 @@
+"""The SessionRunHook protocol, written once for training, evaluation and prediction.
+
+`run_with_hooks` runs one step with every hook's `before_run`/`after_run` around it
+and keeps a fast path: when no hook asks for anything, a precompiled callable runs
+instead of a full `session.run`. `RestoredSession` is the hooked session of
+evaluation and prediction (begin, restore, after_create_session, end).
+"""
+
+from estimator_lite._tf import tf
+
+__all__ = ["merge_run_args", "run_with_hooks", "RestoredSession"]
+
+
+def merge_run_args(requests):
+    """Merges SessionRunArgs from several hooks into (fetches, feed_dict, options).
+
+    Args:
+      requests: one SessionRunArgs or None per hook.
+
+    Returns:
+      fetches: {hook index: fetches} for the hooks that asked for something;
+      feed_dict: the union of their feeds; options: merged RunOptions or None.
+
+    Raises:
+      RuntimeError: two hooks feed the same tensor.
+    """
+    feed_dict = {}
+    options = None
+    for args in requests:
+        if args is None:
+            continue
+        for key, value in (args.feed_dict or {}).items():
+            if key in feed_dict:
+                raise RuntimeError(f"two SessionRunHooks feed the same tensor {key!r}")
+            feed_dict[key] = value
+        if args.options is not None:
+            options = _merge_options(options, args.options)
+    fetches = {i: args.fetches for i, args in enumerate(requests)
+               if args is not None and args.fetches is not None}
+    return fetches, feed_dict, options
+
+
+def _merge_options(merged, options):
+    """The highest trace level and the shortest timeout of all requests."""
+    if merged is None:
+        merged = tf.RunOptions()
+    merged.trace_level = max(merged.trace_level, options.trace_level)
+    if options.timeout_in_ms:
+        merged.timeout_in_ms = (min(merged.timeout_in_ms, options.timeout_in_ms)
+                                if merged.timeout_in_ms else options.timeout_in_ms)
+    return merged
+
+
+def run_with_hooks(session, hooks, fetches, original_fetches=None, fast_fn=None):
+    """Runs `fetches` once, with the hooks' before_run/after_run around the run.
+
+    Args:
+      session: the tf.Session.
+      hooks: SessionRunHooks (may be empty).
+      fetches: what the caller needs from this run.
+      original_fetches: what the hooks see as the run's original arguments
+        (default: `fetches`), e.g. the train op rather than the step guard.
+      fast_fn: a precompiled callable that returns what `session.run(fetches)`
+        would; used whenever no hook asks for a fetch, feed or option.
+
+    Returns:
+      (the results of `fetches`, whether a hook requested to stop).
+
+    Raises:
+      RuntimeError: two hooks feed the same tensor.
+    """
+    if not hooks:
+        return (fast_fn() if fast_fn is not None else session.run(fetches)), False
+    original = fetches if original_fetches is None else original_fetches
+    context = tf.train.SessionRunContext(tf.train.SessionRunArgs(original), session)
+    requests = [hook.before_run(context) for hook in hooks]
+    options = metadata = None
+    if fast_fn is not None and all(r is None for r in requests):
+        results, hook_results = fast_fn(), {}
+    else:
+        hook_fetches, feed_dict, options = merge_run_args(requests)
+        metadata = tf.RunMetadata() if options is not None else None
+        out = session.run({"main": fetches, "hooks": hook_fetches},
+                          feed_dict=feed_dict or None, options=options,
+                          run_metadata=metadata)
+        results, hook_results = out["main"], out["hooks"]
+    for i, hook in enumerate(hooks):
+        hook.after_run(context, tf.train.SessionRunValues(
+            results=hook_results.get(i), options=options, run_metadata=metadata))
+    return results, context.stop_requested
+
+
+class RestoredSession:
+    """A session with variables restored from a checkpoint (or initialised).
+
+    Calls the hooks' begin/after_create_session on entry and end on a clean exit.
+    Used by evaluation and prediction; training has its own TrainSession.
+    """
+
+    def __init__(self, scaffold, checkpoint_path, session_config, master, hooks):
+        """Args: a Scaffold; the checkpoint (None initialises); the session config;
+        the session target; SessionRunHooks."""
+        self._scaffold = scaffold
+        self._checkpoint_path = checkpoint_path
+        self._session_config = session_config
+        self._master = master
+        self._hooks = hooks
+        self._session = None
+
+    def __enter__(self):
+        for hook in self._hooks:
+            hook.begin()
+        self._scaffold.finalize()
+        tf.get_default_graph().finalize()
+        session = tf.Session(self._master, config=self._session_config)
+        self._session = session
+        if self._checkpoint_path is not None:
+            self._scaffold.saver.restore(session, self._checkpoint_path)
+        else:
+            session.run(self._scaffold.init_op, feed_dict=self._scaffold.init_feed_dict)
+            if self._scaffold.init_fn is not None:
+                self._scaffold.init_fn(self._scaffold, session)
+        session.run(self._scaffold.local_init_op)
+        coordinator = tf.train.Coordinator()
+        for hook in self._hooks:
+            hook.after_create_session(session, coordinator)
+        return session
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is None:
+                for hook in self._hooks:
+                    hook.end(self._session)
+        finally:
+            self._session.close()
+        return False

@@ -1,0 +1,121 @@
+"""The SessionRunHook protocol shared by train, evaluate and predict."""
+
+import pytest
+
+from estimator_lite._engine.hook_protocol import (
+    RestoredSession,
+    merge_run_args,
+    run_with_hooks,
+)
+from estimator_lite._tf import tf
+
+
+class RecordingHook(tf.train.SessionRunHook):
+    """Asks for `fetches` (and feeds), records what it saw, stops after `stop_after`."""
+
+    def __init__(self, fetches=None, feed_dict=None, stop_after=None):
+        self.fetches = fetches
+        self.feed_dict = feed_dict
+        self.stop_after = stop_after
+        self.calls = []
+        self.original = []
+        self.runs = 0
+
+    def begin(self):
+        self.calls.append("begin")
+
+    def after_create_session(self, session, coord):
+        self.calls.append("after_create_session")
+
+    def before_run(self, run_context):
+        self.original.append(run_context.original_args.fetches)
+        if self.fetches is None and self.feed_dict is None:
+            return None
+        return tf.train.SessionRunArgs(self.fetches, feed_dict=self.feed_dict)
+
+    def after_run(self, run_context, run_values):
+        self.runs += 1
+        self.calls.append(("after_run", run_values.results))
+        if self.stop_after is not None and self.runs >= self.stop_after:
+            run_context.request_stop()
+
+    def end(self, session):
+        self.calls.append("end")
+
+
+def test_merge_run_args():
+    with tf.Graph().as_default():
+        a = tf.placeholder(tf.float32)
+        b = tf.constant(1.0)
+        slow = tf.RunOptions(timeout_in_ms=5000)
+        fast = tf.RunOptions(timeout_in_ms=100, trace_level=tf.RunOptions.FULL_TRACE)
+        fetches, feeds, options = merge_run_args([
+            tf.train.SessionRunArgs(b, feed_dict={a: 1.0}, options=slow), None,
+            tf.train.SessionRunArgs(None, options=fast)])
+        assert fetches == {0: b}
+        assert feeds == {a: 1.0}
+        assert options.timeout_in_ms == 100
+        assert options.trace_level == tf.RunOptions.FULL_TRACE
+        with pytest.raises(RuntimeError, match="feed the same tensor"):
+            merge_run_args([tf.train.SessionRunArgs(b, {a: 1.0}),
+                            tf.train.SessionRunArgs(b, {a: 2.0})])
+
+
+def test_hooks_fetch_feed_and_stop():
+    with tf.Graph().as_default():
+        counter = tf.Variable(0, name="counter")
+        increment = tf.assign_add(counter, 1)
+        scale = tf.placeholder_with_default(1, [])
+        scaled = counter * scale
+        feeder = RecordingHook(fetches=scaled, feed_dict={scale: 10}, stop_after=2)
+        watcher = RecordingHook()
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            first, stop = run_with_hooks(session, [feeder, watcher], increment,
+                                         original_fetches="train-op")
+            assert (first, stop) == (1, False)
+            _, stop = run_with_hooks(session, [feeder, watcher], increment)
+    assert stop
+    assert feeder.calls[0][0] == "after_run" and feeder.calls[0][1] in (0, 10)
+    assert watcher.calls == [("after_run", None), ("after_run", None)]
+    assert watcher.original == ["train-op", increment]
+
+
+def test_fast_path_is_used_when_no_hook_asks_for_anything():
+    with tf.Graph().as_default():
+        counter = tf.Variable(0)
+        increment = tf.assign_add(counter, 1)
+        fast_calls = []
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            run_fast = session.make_callable(increment)
+
+            def fast_fn():
+                fast_calls.append(1)
+                return run_fast()
+
+            assert run_with_hooks(session, [], increment, fast_fn=fast_fn) == (1, False)
+            result, _ = run_with_hooks(session, [RecordingHook()], increment,
+                                       fast_fn=fast_fn)
+            assert result == 2
+            result, _ = run_with_hooks(session, [RecordingHook(fetches=counter)],
+                                       increment, fast_fn=fast_fn)
+            assert result == 3
+    assert len(fast_calls) == 2  # the hook that fetched forced a full session.run
+
+
+def test_restored_session_runs_the_hook_lifecycle(tmp_path):
+    with tf.Graph().as_default():
+        v = tf.Variable(3.0, name="v")
+        saver = tf.train.Saver()
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            session.run(tf.assign(v, 7.0))
+            path = saver.save(session, str(tmp_path / "ckpt"))
+    with tf.Graph().as_default():
+        v = tf.Variable(3.0, name="v")
+        hook = RecordingHook()
+        scaffold = tf.train.Scaffold()
+        with RestoredSession(scaffold, path, None, "", [hook]) as session:
+            assert session.run(v) == 7.0  # restored, not initialised
+        assert hook.calls == ["begin", "after_create_session", "end"]

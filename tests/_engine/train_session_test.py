@@ -1,0 +1,26 @@
+"""Unit tests for the training loop's own pieces: the step guard, checkpoint policy."""
+
+import numpy as np
+
+from estimator_lite._engine import train_session
+from estimator_lite._tf import tf
+
+
+def test_step_guard_returns_new_step_or_minus_one_on_nan():
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        loss_value = tf.placeholder(tf.float32, [])
+        train_op = tf.assign_add(step, 1)
+        guard = train_session.build_step_guard(step, train_op, loss_value)
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            assert session.run(guard, {loss_value: 1.0}) == 1
+            assert session.run(guard, {loss_value: 2.0}) == 2
+            assert session.run(guard, {loss_value: np.nan}) == -1
+            assert session.run(guard, {loss_value: np.inf}) == -1
+            assert session.run(step) == 4  # the step still ran
+
+
+def test_checkpoint_policy_enabled():
+    assert not train_session.CheckpointPolicy("/d").enabled
+    assert train_session.CheckpointPolicy("/d", save_secs=600).enabled

@@ -1,0 +1,63 @@
+"""The public surface is pinned: a name added or dropped is a deliberate change here."""
+
+import importlib
+
+import pytest
+
+import estimator_lite as el
+
+TOP_LEVEL = [
+    "BestExporter", "Estimator", "EstimatorSpec", "EvalSpec", "ExportListener",
+    "Exporter", "FinalExporter", "GradientAccumulationOptimizer", "LatestExporter",
+    "ModeKeys", "ModelAverageCustomGetter", "ModelAverageOptimizer",
+    "NanLossDuringTrainingError", "ReduceLearningRateOnPlateau", "RunConfig", "Task",
+    "TaskType", "TowerOptimizer", "TrainSpec", "WarmStartSettings", "__version__",
+    "clip_gradients", "experimental", "export", "fresh_start",
+    "make_early_stopping_hook", "multi_task_spec", "read_eval_metrics",
+    "replicate_model_fn", "stop_if_higher_hook", "stop_if_lower_hook",
+    "stop_if_no_decrease_hook", "stop_if_no_increase_hook", "train_and_evaluate",
+]
+# Exactly tf.estimator.export's names.
+EXPORT = [
+    "ClassificationOutput", "ExportOutput", "PredictOutput", "RegressionOutput",
+    "ServingInputReceiver", "TensorServingInputReceiver",
+    "build_parsing_serving_input_receiver_fn", "build_raw_serving_input_receiver_fn",
+]
+EXPERIMENTAL = [
+    "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
+    "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
+]
+# Module paths users import (tf.estimator's own module names).
+PUBLIC_MODULES = [
+    "estimator_lite.estimator", "estimator_lite.model_fn", "estimator_lite.run_config",
+    "estimator_lite.training", "estimator_lite.exporter", "estimator_lite.export",
+    "estimator_lite.early_stopping", "estimator_lite.experimental",
+    "estimator_lite.launch",
+]
+
+
+@pytest.mark.parametrize("module,expected", [
+    ("estimator_lite", TOP_LEVEL), ("estimator_lite.export", EXPORT),
+    ("estimator_lite.experimental", EXPERIMENTAL)])
+def test_all_is_pinned_and_resolves(module, expected):
+    mod = importlib.import_module(module)
+    assert sorted(mod.__all__) == sorted(expected)
+    missing = [name for name in mod.__all__ if not hasattr(mod, name)]
+    assert missing == []
+
+
+@pytest.mark.parametrize("module", PUBLIC_MODULES)
+def test_public_module_paths_import(module):
+    assert importlib.import_module(module).__all__
+
+
+def test_training_seams_are_module_attributes():
+    training = importlib.import_module("estimator_lite.training")
+    assert hasattr(training.time, "time") and hasattr(training.time, "sleep")
+    assert hasattr(training.server_lib, "Server")
+
+
+def test_top_level_names_are_the_implementations():
+    assert el.Estimator is importlib.import_module("estimator_lite.estimator").Estimator
+    towers = importlib.import_module("estimator_lite.techniques.towers")
+    assert el.replicate_model_fn is towers.replicate_model_fn

@@ -1,0 +1,69 @@
+"""The package's layers import only downwards (see estimator_lite/__init__.py)."""
+
+import ast
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = os.path.join(ROOT, "estimator_lite")
+
+
+def _modules(folder):
+    base = os.path.join(PACKAGE, folder)
+    return sorted(os.path.join(dirpath, f) for dirpath, _, files in os.walk(base)
+                  for f in files if f.endswith(".py"))
+
+
+def _imported_modules(path):
+    """Absolute module names imported by `path` (`from a import b` gives a and a.b)."""
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def _package_imports(path):
+    """The estimator_lite modules `path` imports, as 'estimator_lite.x.y'."""
+    return {n for n in _imported_modules(path)
+            if n == "estimator_lite" or n.startswith("estimator_lite.")}
+
+
+def _layer_violations(path, allowed_prefixes):
+    bad = []
+    for name in _package_imports(path):
+        if not any(name == p or name.startswith(p + ".") for p in allowed_prefixes):
+            bad.append(name)
+    return sorted(bad)
+
+
+@pytest.mark.parametrize("path", _modules("_engine"), ids=os.path.basename)
+def test_engine_imports_no_public_module(path):
+    allowed = ("estimator_lite._engine", "estimator_lite._tf")
+    assert _layer_violations(path, allowed) == []
+
+
+@pytest.mark.parametrize("path", _modules("techniques"), ids=os.path.basename)
+def test_techniques_never_import_estimator_or_training(path):
+    forbidden = ("estimator_lite.estimator", "estimator_lite.training")
+    bad = [n for n in _package_imports(path)
+           if n in forbidden or n.startswith(tuple(f + "." for f in forbidden))]
+    assert bad == []
+
+
+def test_tf_module_imports_nothing_of_the_package():
+    assert _package_imports(os.path.join(PACKAGE, "_tf.py")) == set()
+
+
+def test_checker_sees_a_violation(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from estimator_lite import training\n"
+                   "from estimator_lite._engine import timer\n")
+    assert _layer_violations(str(bad), ("estimator_lite._engine",)) == [
+        "estimator_lite", "estimator_lite.training"]
