@@ -109,7 +109,7 @@ def test_best_exporter_reads_the_named_eval_dir(tmp_path):
     _write_eval_events(str(tmp_path / "eval_holdout"), {10: 3.0, 20: 1.0, 30: 2.0})
     _write_eval_events(str(tmp_path / "eval"), {10: 9.0})  # another spec's evals
     best = el.BestExporter(serving_input_receiver_fn=_serving_fn)
-    best.bind_eval_dir("eval_holdout")  # what the evaluator of EvalSpec(name="holdout") does
+    best.bind_eval_dir("eval_holdout")  # as the evaluator of EvalSpec(name="holdout")
     # Step 30's own result is in the events already; 1.0 at step 20 beats it.
     assert _export(best, estimator, 30, 2.0) is None
     assert _export(best, estimator, 40, 0.5) is not None

@@ -1,7 +1,7 @@
 """Small argument checks shared by the public constructors.
 
 Each raises TypeError for a wrong type and ValueError for a bad value, with a
-message naming the argument, the rule and the value given (DESIGN §6).
+message naming the argument, the rule and the value given.
 """
 
 import numbers
