@@ -16,11 +16,12 @@ from estimator_lite._tf import tf
 __all__ = [
     "CHECKPOINT_BASENAME", "CHECKPOINT_STATE_FILE", "EXPORT_DIR",
     "TRAINING_COMPLETE_FILE", "WORKERS_DONE_DIR", "BEST_EVAL_RESULT_FILE",
-    "TEMP_EXPORT_PREFIX", "checkpoint_prefix", "eval_dir_name", "eval_dir", "export_dir",
-    "training_complete_path", "workers_done_dir", "worker_done_file",
-    "parse_worker_done_file", "is_export_timestamp", "checkpoint_step",
-    "checkpoint_paths", "latest_checkpoint", "EVENT_FILE_GLOB", "event_file_pattern",
-    "OWNED_FILE_PATTERNS", "OWNED_DIR_PATTERNS", "MODEL_DIR_SIGNS",
+    "TEMP_EXPORT_PREFIX", "checkpoint_prefix", "checkpoint_path", "eval_dir_name",
+    "eval_dir", "export_dir", "training_complete_path", "workers_done_dir",
+    "worker_done_file", "parse_worker_done_file", "is_export_timestamp",
+    "checkpoint_step", "checkpoint_paths", "latest_checkpoint", "EVENT_FILE_GLOB",
+    "event_file_pattern", "OWNED_FILE_PATTERNS", "OWNED_DIR_PATTERNS",
+    "MODEL_DIR_SIGNS",
 ]
 
 CHECKPOINT_BASENAME = "model.ckpt"
@@ -38,6 +39,11 @@ _WORKER_DONE_RE = re.compile(r"^worker-(\d+)\.json$")
 def checkpoint_prefix(model_dir):
     """The path prefix the Saver appends ``-<step>`` to: ``<model_dir>/model.ckpt``."""
     return os.path.join(model_dir, CHECKPOINT_BASENAME)
+
+
+def checkpoint_path(model_dir, step):
+    """The checkpoint the Saver writes for `step`: ``<model_dir>/model.ckpt-<step>``."""
+    return f"{checkpoint_prefix(model_dir)}-{int(step)}"
 
 
 def eval_dir_name(name=None):

@@ -19,8 +19,8 @@ variables of the best evaluated checkpoint. The rate is written as the summary
 `learning_rate`.
 """
 
-import os
 
+from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine import validation
 from estimator_lite._engine.event_files import read_eval_metrics
 from estimator_lite._engine.timer import check_schedule, schedule_timer
@@ -168,7 +168,8 @@ class _PlateauHook(tf.train.SessionRunHook):
     def _cut(self, session, step):
         new_scale = max(self._scale * self._plateau.factor, self._plateau.min_scale)
         if self._saver is not None and self._best_step is not None:
-            best = os.path.join(self._estimator.model_dir, f"model.ckpt-{self._best_step}")
+            best = model_dir_lib.checkpoint_path(self._estimator.model_dir,
+                                                 self._best_step)
             if tf.train.checkpoint_exists(best):
                 logging.info("Restoring the best checkpoint %s", best)
                 self._saver.restore(session, best)

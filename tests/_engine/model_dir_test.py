@@ -80,3 +80,5 @@ def test_owned_patterns_are_built_from_the_names():
     assert model_dir.TRAINING_COMPLETE_FILE in model_dir.OWNED_FILE_PATTERNS
     assert {"eval", "eval_*", "export", "workers_done"} == set(
         model_dir.OWNED_DIR_PATTERNS)
+def test_checkpoint_path():
+    assert model_dir.checkpoint_path("/m", 42) == os.path.join("/m", "model.ckpt-42")
