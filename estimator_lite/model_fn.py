@@ -52,12 +52,19 @@ def _check_train_op(train_op):
     raise TypeError(f"train_op must be a Tensor or Operation, got {train_op!r}")
 
 
+def _is_prediction_key(key):
+    """A str, or a tuple of str (MultiHead's `(head name, key)` keys)."""
+    return isinstance(key, str) or (
+        isinstance(key, tuple) and key and all(isinstance(k, str) for k in key))
+
+
 def _check_predictions(predictions):
     if isinstance(predictions, dict):
         for key, value in predictions.items():
-            if not isinstance(key, str) or not _is_tensor(value):
-                raise TypeError("predictions must be a Tensor or a dict of str to "
-                                f"Tensor; got entry {key!r}: {value!r}")
+            if not _is_prediction_key(key) or not _is_tensor(value):
+                raise TypeError("predictions must be a Tensor or a dict of str (or "
+                                f"tuple of str) to Tensor; got entry {key!r}: "
+                                f"{value!r}")
         return dict(predictions)
     if not _is_tensor(predictions):
         raise TypeError("predictions must be a Tensor or a dict of str to Tensor, got "

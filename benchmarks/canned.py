@@ -1,0 +1,177 @@
+"""Canned estimators side by side: estimator_lite against tf.estimator 2.15.
+
+A tabular dataset built from the bundled UCI digits (examples/data, CC BY 4.0):
+numeric column ``pixels`` (64 values in [0, 1]) and eight categorical columns
+``row<i>`` naming the column of the most ink in pixel row i ("c0".."c7", or
+"blank"); the label is the digit (10 classes), split 80/20. Two models with the
+same hyperparameters in both libraries:
+  * dnn - DNNClassifier([64, 32]) on pixels + 4-d embeddings of the row columns,
+    Adagrad(0.05);
+  * wide_deep - DNNLinearCombinedClassifier: linear part on the row columns and
+    one crossed pair (Ftrl 0.05), DNN part as above.
+Each (library, model) trains --steps steps (batch 64) after --warmup steps in its
+own process, interleaved over --repeats rounds; estimator_lite runs in this
+interpreter, tf.estimator under ESTIMATOR_LITE_TF215_PYTHON. Reported per cell:
+median train steps/sec (between warm-up and end, timed by a passive hook) and
+test accuracy after training. Prints a table, then one JSON line (the last line).
+
+Usage: python benchmarks/canned.py [--steps 2000] [--warmup 200] [--repeats 3]
+"""
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA_PATH = os.path.join(ROOT, "examples", "data", "digits.csv.gz")
+MODELS = ("dnn", "wide_deep")
+LIBRARIES = ("estimator_lite", "tf_estimator")
+_BATCH = 64
+_ROWS = 8
+
+
+def load_table(test_fraction=0.2, seed=0):
+    """Returns (train_features, train_labels, test_features, test_labels)."""
+    with gzip.open(DATA_PATH, "rt") as f:
+        table = np.loadtxt(f, delimiter=",", dtype=np.float32)
+    pixels = table[:, :64] / 16.0
+    labels = table[:, 64].astype(np.int64)
+    images = pixels.reshape(-1, _ROWS, 8)
+    features = {"pixels": pixels}
+    for row in range(_ROWS):
+        ink = images[:, row, :]
+        names = np.array([f"c{i}" for i in np.argmax(ink, axis=1)])
+        features[f"row{row}"] = np.where(ink.max(axis=1) > 0, names, "blank")
+    order = np.random.RandomState(seed).permutation(len(labels))
+    n_test = int(len(labels) * test_fraction)
+    test, train = order[:n_test], order[n_test:]
+    return ({k: v[train] for k, v in features.items()}, labels[train],
+            {k: v[test] for k, v in features.items()}, labels[test])
+
+
+def _columns(fc):
+    rows = [fc.categorical_column_with_vocabulary_list(
+        f"row{i}", [f"c{j}" for j in range(8)] + ["blank"]) for i in range(_ROWS)]
+    deep = [fc.numeric_column("pixels", shape=(64,))]
+    deep += [fc.embedding_column(r, 4) for r in rows]
+    wide = rows + [fc.crossed_column([rows[2], rows[5]], 50)]
+    return deep, wide
+
+
+def _build(library, model, model_dir, seed):
+    """The estimator for (library, model), with identical hyperparameters."""
+    import tensorflow as tf
+
+    if library == "estimator_lite":
+        import estimator_lite as el
+        from estimator_lite import canned as lib
+        keras_opts = tf.keras.optimizers
+        config = el.RunConfig(model_dir=model_dir, tf_random_seed=seed)
+    else:
+        lib = tf.estimator
+        keras_opts = tf.keras.optimizers.legacy  # tf.estimator 2.15 needs these.
+        config = tf.estimator.RunConfig(model_dir=model_dir, tf_random_seed=seed)
+    deep, wide = _columns(tf.feature_column)
+    if model == "dnn":
+        return lib.DNNClassifier([64, 32], deep, n_classes=10, config=config,
+                                 optimizer=keras_opts.Adagrad(0.05))
+    return lib.DNNLinearCombinedClassifier(
+        linear_feature_columns=wide, linear_optimizer=keras_opts.Ftrl(0.05),
+        dnn_feature_columns=deep, dnn_hidden_units=[64, 32],
+        dnn_optimizer=keras_opts.Adagrad(0.05), n_classes=10, config=config)
+
+
+def run_worker(library, model, steps, warmup, seed):
+    """Trains one (library, model) in this process; returns rate and accuracy."""
+    import tensorflow as tf
+    from bench_util import timed_train
+
+    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
+    x_train, y_train, x_test, y_test = load_table()
+    model_dir = tempfile.mkdtemp(prefix="bench_canned_")
+    try:
+        estimator = _build(library, model, model_dir, seed)
+
+        def train_input_fn():
+            return tf.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(
+                len(y_train), seed=seed).repeat().batch(_BATCH)
+
+        def test_input_fn():
+            return tf.data.Dataset.from_tensor_slices((x_test, y_test)).batch(256)
+
+        rate = timed_train(estimator, train_input_fn, warmup, steps)
+        accuracy = estimator.evaluate(test_input_fn)["accuracy"]
+        return {"steps_per_sec": rate, "accuracy": float(accuracy),
+                "tf_version": tf.__version__}
+    finally:
+        shutil.rmtree(model_dir, ignore_errors=True)
+
+
+def _run_subprocess(python, library, model, args, seed):
+    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("TF_CONFIG", None)
+    command = [python, os.path.abspath(__file__), "--worker", library, "--model", model,
+               "--steps", str(args.steps), "--warmup", str(args.warmup),
+               "--seed", str(seed)]
+    result = subprocess.run(command, capture_output=True, text=True, env=env,
+                            check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"{library}/{model} worker failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="interleaved rounds; medians are reported")
+    parser.add_argument("--worker", choices=LIBRARIES, help=argparse.SUPPRESS)
+    parser.add_argument("--model", choices=MODELS, help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(run_worker(args.worker, args.model, args.steps, args.warmup,
+                                    args.seed)))
+        return
+    tf215 = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
+    libraries = LIBRARIES if tf215 else LIBRARIES[:1]
+    pythons = {"estimator_lite": sys.executable, "tf_estimator": tf215}
+    runs = {(lib, m): [] for lib in libraries for m in MODELS}
+    for seed in range(args.repeats):
+        for model in MODELS:
+            for library in libraries:
+                runs[library, model].append(
+                    _run_subprocess(pythons[library], library, model, args, seed))
+    median = {key: {k: float(np.median([r[k] for r in rs]))
+                    for k in ("steps_per_sec", "accuracy")} for key, rs in runs.items()}
+    print(f"{'model':<11}{'library':<16}{'steps/sec':>11}{'accuracy':>10}")
+    for (library, model), m in median.items():
+        print(f"{model:<11}{library:<16}{m['steps_per_sec']:>11.0f}{m['accuracy']:>10.3f}")
+    result = {"steps": args.steps, "repeats": args.repeats, "batch": _BATCH}
+    for (library, model), m in median.items():
+        result[f"{model}_{library}_steps_per_sec"] = round(m["steps_per_sec"], 1)
+        result[f"{model}_{library}_accuracy"] = round(m["accuracy"], 4)
+    if tf215:
+        for model in MODELS:
+            lite, ref = median["estimator_lite", model], median["tf_estimator", model]
+            result[f"{model}_speedup"] = round(lite["steps_per_sec"] /
+                                               ref["steps_per_sec"], 2)
+            result[f"{model}_accuracy_diff"] = round(lite["accuracy"] - ref["accuracy"],
+                                                     4)
+            print(f"{model}: estimator_lite/tf.estimator steps/sec = "
+                  f"{result[f'{model}_speedup']:.2f}x, accuracy difference "
+                  f"{result[f'{model}_accuracy_diff']:+.4f}")
+    sys.stdout.flush()
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""BaselineClassifier and BaselineRegressor: a learned bias, ignoring the features.
+
+The one variable is ``baseline/bias`` [logits_dimension]; it converges to the
+label prior (log-odds for classifiers, the mean for regressors). Default optimizer:
+Ftrl with learning rate 0.3, as tf.estimator 2.15.
+"""
+
+from estimator_lite._tf import tf
+from estimator_lite.canned import core, optimizers
+from estimator_lite.estimator import Estimator
+from estimator_lite.model_fn import ModeKeys
+
+__all__ = ["BaselineClassifier", "BaselineRegressor", "LEARNING_RATE"]
+
+LEARNING_RATE = 0.3
+
+
+def _batch_size(features, weight_column):
+    """The batch size, from the weight feature or else the first feature by key."""
+    if isinstance(features, dict):
+        key = weight_column if isinstance(weight_column, str) else getattr(
+            weight_column, "key", None)
+        tensor = features.get(key) if key in features else None
+        if tensor is None:
+            if not features:
+                raise ValueError("Baseline estimators need at least one feature to tell "
+                                 "the batch size, got an empty features dict")
+            tensor = features[sorted(features)[0]]
+    else:
+        tensor = features
+    if isinstance(tensor, tf.SparseTensor):
+        return tensor.dense_shape[0]
+    return tf.shape(tensor, out_type=tf.int64)[0]
+
+
+def baseline_logits(features, units, weight_column):
+    """Logits [batch, units]: the ``baseline/bias`` variable repeated per example."""
+    with tf.variable_scope("baseline"):
+        bias = tf.get_variable("bias", [units], initializer=tf.zeros_initializer(),
+                               use_resource=True)
+        batch = _batch_size(features, weight_column)
+        return tf.tile(tf.expand_dims(bias, 0), tf.stack([batch, 1]))
+
+
+def baseline_model_fn(features, labels, mode, head, optimizer_fn, weight_column):
+    """The model_fn of BaselineClassifier / BaselineRegressor."""
+    logits = baseline_logits(features, head.logits_dimension, weight_column)
+    op_fn = None
+    if mode == ModeKeys.TRAIN:
+        op_fn = core.train_op_fn([core.ModelPart("baseline", optimizer_fn())])
+    return head.create_estimator_spec(features=features, mode=mode, logits=logits,
+                                      labels=labels, train_op_fn=op_fn)
+
+
+class _BaselineEstimator(Estimator):
+    def __init__(self, head, model_dir, weight_column, optimizer, config):
+        optimizer_fn = optimizers.optimizer_factory(optimizer, LEARNING_RATE)
+
+        def model_fn(features, labels, mode):
+            return baseline_model_fn(features, labels, mode, head, optimizer_fn,
+                                     weight_column)
+
+        super().__init__(model_fn=model_fn, model_dir=model_dir, config=config)
+        self._head = head
+
+
+class BaselineClassifier(_BaselineEstimator):
+    """Predicts the label prior (tf.estimator.BaselineClassifier's V2 signature)."""
+
+    def __init__(self, model_dir=None, n_classes=2, weight_column=None,
+                 label_vocabulary=None, optimizer="Ftrl", config=None,
+                 loss_reduction="sum_over_batch_size"):
+        """Checks the arguments (see tf.estimator.BaselineClassifier).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.classifier_head(n_classes, weight_column, label_vocabulary,
+                                    loss_reduction)
+        super().__init__(head, model_dir, weight_column, optimizer, config)
+
+
+class BaselineRegressor(_BaselineEstimator):
+    """Predicts the label mean (tf.estimator.BaselineRegressor's V2 signature)."""
+
+    def __init__(self, model_dir=None, label_dimension=1, weight_column=None,
+                 optimizer="Ftrl", config=None, loss_reduction="sum_over_batch_size"):
+        """Checks the arguments (see tf.estimator.BaselineRegressor).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.regressor_head(label_dimension, weight_column, loss_reduction)
+        super().__init__(head, model_dir, weight_column, optimizer, config)
+
+
+class BaselineEstimator(_BaselineEstimator):
+    """Learns only a bias per logit, with a user-given head (tf.estimator's)."""
+
+    def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
+        """Checks the arguments (see tf.estimator.BaselineEstimator); the weight
+        column is the head's.
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.check_head(head)
+        super().__init__(head, model_dir, head.weight_column, optimizer, config)

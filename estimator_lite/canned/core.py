@@ -1,0 +1,112 @@
+"""What every canned estimator shares: its head, argument checks, and its train op.
+
+A canned model_fn computes logits from one or more parts (``dnn``, ``linear``,
+``baseline``), each trained by its own optimizer, and hands them to a head. The
+first part's optimizer owns the global step (Keras' ``iterations``); any other keeps
+its own ``training/<Name>/iter`` counter, as in tf.estimator 2.15.
+"""
+
+import numbers
+
+from estimator_lite import head as head_lib
+from estimator_lite._tf import tf
+
+__all__ = ["ModelPart", "check_float", "check_head", "classifier_head",
+           "regressor_head", "train_op_fn"]
+
+
+def check_float(name, value, low, high, allow_none=True):
+    """Checks a number in [low, high); returns it as a float (or None).
+
+    Raises:
+      TypeError: not a number.
+      ValueError: outside [low, high).
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number{' or None' if allow_none else ''}, got "
+                        f"{value!r} of type {type(value).__name__}")
+    if not low <= value < high:
+        raise ValueError(f"{name} must be in [{low}, {high}), got {value!r}")
+    return float(value)
+
+
+def check_head(head):
+    """The head of a head-based estimator (DNNEstimator & co.).
+
+    Raises:
+      TypeError: head is not an estimator_lite Head.
+    """
+    if not isinstance(head, head_lib.Head):
+        raise TypeError(f"head must be an estimator_lite Head (e.g. "
+                        f"estimator_lite.MultiLabelHead), got {head!r} of type "
+                        f"{type(head).__name__}")
+    return head
+
+
+def classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction):
+    """BinaryClassHead for 2 classes, MultiClassHead for more (as tf.estimator).
+
+    Raises:
+      TypeError: n_classes is not an int.
+      ValueError: n_classes < 2, or a head argument is invalid.
+    """
+    if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral):
+        raise TypeError(f"n_classes must be an int, got {n_classes!r} of type "
+                        f"{type(n_classes).__name__}")
+    if n_classes < 2:
+        raise ValueError(f"n_classes must be > 1, got {n_classes!r}")
+    if n_classes == 2:
+        return head_lib.BinaryClassHead(weight_column=weight_column,
+                                        label_vocabulary=label_vocabulary,
+                                        loss_reduction=loss_reduction)
+    return head_lib.MultiClassHead(int(n_classes), weight_column=weight_column,
+                                   label_vocabulary=label_vocabulary,
+                                   loss_reduction=loss_reduction)
+
+
+def regressor_head(label_dimension, weight_column, loss_reduction):
+    """RegressionHead with `label_dimension` outputs."""
+    return head_lib.RegressionHead(label_dimension=label_dimension,
+                                   weight_column=weight_column,
+                                   loss_reduction=loss_reduction)
+
+
+class ModelPart:
+    """One trained part of a canned model: its variable scope and optimizer."""
+
+    def __init__(self, scope, optimizer):
+        """Args: scope: the part's variable scope name; optimizer: a built optimizer."""
+        self.scope = scope
+        self.optimizer = optimizer
+
+    def trainable_variables(self):
+        """The trainable variables created under this part's scope."""
+        return tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES, scope=self.scope + "/")
+
+
+def train_op_fn(parts, update_ops=()):
+    """Returns train_op_fn(loss) for a head: one gradient pass, one update per part.
+
+    Args:
+      parts: ModelParts; the first one's optimizer increments the global step.
+      update_ops: ops that must run with each step (batch norm moving averages).
+
+    Returns:
+      A callable(loss) -> train op.
+    """
+    def fn(loss):
+        global_step = tf.train.get_or_create_global_step()
+        var_lists = [part.trainable_variables() for part in parts]
+        flat = [v for variables in var_lists for v in variables]
+        grads = tf.gradients(loss, flat)
+        ops, start = [], 0
+        for index, (part, variables) in enumerate(zip(parts, var_lists, strict=True)):
+            pairs = list(zip(grads[start:start + len(variables)], variables, strict=True))
+            start += len(variables)
+            ops.append(part.optimizer.apply_gradients(
+                pairs, iterations=global_step if index == 0 else None))
+        with tf.control_dependencies(list(update_ops)):
+            return tf.group(*ops, name="train_op")
+    return fn

@@ -1,0 +1,207 @@
+"""DNNClassifier and DNNRegressor: feed-forward networks over feature columns.
+
+Layers are built from tf.compat.v1 variables and ops (no tf.layers, no Keras) with
+tf.estimator 2.15's variable names: ``dnn/hiddenlayer_<i>/{kernel,bias}``,
+``dnn/hiddenlayer_<i>/batchnorm_<i>/{gamma,beta,moving_mean,moving_variance}``,
+``dnn/logits/{kernel,bias}`` and the input layer's embeddings. Each hidden layer is
+dense + activation, then dropout (training only), then batch normalization, as in
+tf.estimator 2.15.
+"""
+
+import numbers
+
+from estimator_lite._tf import tf
+from estimator_lite.canned import core, feature_layers, optimizers
+from estimator_lite.estimator import Estimator
+from estimator_lite.model_fn import ModeKeys
+
+__all__ = ["DNNClassifier", "DNNRegressor", "check_hidden_units", "dnn_logits"]
+
+_BATCH_NORM_MOMENTUM = 0.999
+_BATCH_NORM_EPSILON = 1e-3
+
+
+def check_hidden_units(hidden_units, argument="hidden_units"):
+    """Checks a list of positive layer sizes; returns it as a tuple.
+
+    Raises:
+      TypeError: not an iterable of ints.
+      ValueError: empty, or a size < 1.
+    """
+    if isinstance(hidden_units, (str, bytes)) or not hasattr(hidden_units, "__iter__"):
+        raise TypeError(f"{argument} must be a list of ints, got {hidden_units!r} of "
+                        f"type {type(hidden_units).__name__}")
+    units = tuple(hidden_units)
+    if not units:
+        raise ValueError(f"{argument} must name at least one layer size, got "
+                         f"{hidden_units!r}")
+    for size in units:
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral):
+            raise TypeError(f"{argument} must contain only ints, got {size!r} in "
+                            f"{hidden_units!r}")
+        if size < 1:
+            raise ValueError(f"{argument} sizes must be >= 1, got {size!r} in "
+                             f"{hidden_units!r}")
+    return tuple(int(s) for s in units)
+
+
+def _dense(inputs, units, activation_fn=None):
+    kernel = tf.get_variable("kernel", [int(inputs.shape[-1]), units],
+                             initializer=tf.glorot_uniform_initializer(),
+                             use_resource=True)
+    bias = tf.get_variable("bias", [units], initializer=tf.zeros_initializer(),
+                           use_resource=True)
+    outputs = tf.nn.bias_add(tf.matmul(inputs, kernel), bias)
+    return activation_fn(outputs) if activation_fn is not None else outputs
+
+
+def _batch_norm(inputs, training, update_ops):
+    """Batch normalization over dimension 0; moving averages updated in training."""
+    size = [int(inputs.shape[-1])]
+
+    def variable(name, initializer, trainable=True):
+        return tf.get_variable(name, size, initializer=initializer, trainable=trainable,
+                               use_resource=True)
+
+    gamma = variable("gamma", tf.ones_initializer())
+    beta = variable("beta", tf.zeros_initializer())
+    moving_mean = variable("moving_mean", tf.zeros_initializer(), trainable=False)
+    moving_variance = variable("moving_variance", tf.ones_initializer(), trainable=False)
+    if not training:
+        return tf.nn.batch_normalization(inputs, moving_mean, moving_variance, beta,
+                                         gamma, _BATCH_NORM_EPSILON)
+    mean, variance = tf.nn.moments(inputs, [0])
+    decay = 1.0 - _BATCH_NORM_MOMENTUM
+    update_ops.append(moving_mean.assign_sub((moving_mean - mean) * decay).op)
+    update_ops.append(moving_variance.assign_sub((moving_variance - variance) * decay).op)
+    return tf.nn.batch_normalization(inputs, mean, variance, beta, gamma,
+                                     _BATCH_NORM_EPSILON)
+
+
+def _add_layer_summaries(values, scope_name):
+    tf.summary.scalar(f"{scope_name}/fraction_of_zero_values", tf.nn.zero_fraction(values))
+    tf.summary.histogram(f"{scope_name}/activation", values)
+
+
+def dnn_logits(features, feature_columns, hidden_units, units, mode,
+               activation_fn=tf.nn.relu, dropout=None, batch_norm=False):
+    """Builds the network under variable scope ``dnn``.
+
+    Args:
+      features: dict of feature tensors.
+      feature_columns: validated dense feature columns.
+      hidden_units: layer sizes.
+      units: logits dimension.
+      mode: a ModeKeys value (dropout and batch statistics only in TRAIN).
+      activation_fn: activation of the hidden layers.
+      dropout: None or the probability of dropping a hidden unit.
+      batch_norm: whether to batch-normalize each hidden layer.
+
+    Returns:
+      (logits [batch, units], update_ops list).
+    """
+    training = mode == ModeKeys.TRAIN
+    update_ops = []
+    with tf.variable_scope("dnn"):
+        net = feature_layers.dense_input(features, feature_columns)
+        for index, size in enumerate(hidden_units):
+            with tf.variable_scope(f"hiddenlayer_{index}") as scope:
+                net = _dense(net, size, activation_fn)
+                if dropout and training:
+                    net = tf.nn.dropout(net, rate=dropout)
+                if batch_norm:
+                    with tf.variable_scope(f"batchnorm_{index}"):
+                        net = _batch_norm(net, training, update_ops)
+            _add_layer_summaries(net, scope.name)
+        with tf.variable_scope("logits") as scope:
+            logits = _dense(net, units)
+        _add_layer_summaries(logits, scope.name)
+    return logits, update_ops
+
+
+def dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns,
+                 optimizer_fn, activation_fn, dropout, batch_norm):
+    """The model_fn of DNNClassifier / DNNRegressor."""
+    logits, update_ops = dnn_logits(features, feature_columns, hidden_units,
+                                    head.logits_dimension, mode, activation_fn, dropout,
+                                    batch_norm)
+    op_fn = None
+    if mode == ModeKeys.TRAIN:
+        op_fn = core.train_op_fn([core.ModelPart("dnn", optimizer_fn())], update_ops)
+    return head.create_estimator_spec(features=features, mode=mode, logits=logits,
+                                      labels=labels, train_op_fn=op_fn)
+
+
+class _DNNEstimator(Estimator):
+    """Checks the DNN arguments and builds the model_fn around a head."""
+
+    def __init__(self, head, hidden_units, feature_columns, model_dir, optimizer,
+                 activation_fn, dropout, config, warm_start_from, batch_norm):
+        hidden_units = check_hidden_units(hidden_units)
+        columns = feature_layers.check_feature_columns(feature_columns)
+        optimizer_fn = optimizers.optimizer_factory(optimizer)
+        if not callable(activation_fn):
+            raise TypeError(f"activation_fn must be callable, got {activation_fn!r}")
+        dropout = core.check_float("dropout", dropout, 0.0, 1.0)
+        if not isinstance(batch_norm, bool):
+            raise TypeError(f"batch_norm must be a bool, got {batch_norm!r}")
+
+        def model_fn(features, labels, mode):
+            return dnn_model_fn(features, labels, mode, head, hidden_units, columns,
+                                optimizer_fn, activation_fn, dropout, batch_norm)
+
+        super().__init__(model_fn=model_fn, model_dir=model_dir, config=config,
+                         warm_start_from=warm_start_from)
+        self._head = head
+
+
+class DNNClassifier(_DNNEstimator):
+    """A feed-forward classifier (tf.estimator.DNNClassifier's V2 signature)."""
+
+    def __init__(self, hidden_units, feature_columns, model_dir=None, n_classes=2,
+                 weight_column=None, label_vocabulary=None, optimizer="Adagrad",
+                 activation_fn=tf.nn.relu, dropout=None, config=None,
+                 warm_start_from=None, loss_reduction="sum_over_batch_size",
+                 batch_norm=False):
+        """Checks the arguments (see tf.estimator.DNNClassifier).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.classifier_head(n_classes, weight_column, label_vocabulary,
+                                    loss_reduction)
+        super().__init__(head, hidden_units, feature_columns, model_dir, optimizer,
+                         activation_fn, dropout, config, warm_start_from, batch_norm)
+
+
+class DNNRegressor(_DNNEstimator):
+    """A feed-forward regressor (tf.estimator.DNNRegressor's V2 signature)."""
+
+    def __init__(self, hidden_units, feature_columns, model_dir=None, label_dimension=1,
+                 weight_column=None, optimizer="Adagrad", activation_fn=tf.nn.relu,
+                 dropout=None, config=None, warm_start_from=None,
+                 loss_reduction="sum_over_batch_size", batch_norm=False):
+        """Checks the arguments (see tf.estimator.DNNRegressor).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.regressor_head(label_dimension, weight_column, loss_reduction)
+        super().__init__(head, hidden_units, feature_columns, model_dir, optimizer,
+                         activation_fn, dropout, config, warm_start_from, batch_norm)
+
+
+class DNNEstimator(_DNNEstimator):
+    """A feed-forward network with a user-given head (tf.estimator.DNNEstimator)."""
+
+    def __init__(self, head, hidden_units, feature_columns, model_dir=None,
+                 optimizer="Adagrad", activation_fn=tf.nn.relu, dropout=None,
+                 config=None, warm_start_from=None, batch_norm=False):
+        """Checks the arguments (see tf.estimator.DNNEstimator).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        super().__init__(core.check_head(head), hidden_units, feature_columns,
+                         model_dir, optimizer, activation_fn, dropout, config,
+                         warm_start_from, batch_norm)

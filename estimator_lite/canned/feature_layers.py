@@ -1,0 +1,162 @@
+"""Feature-column inputs of canned models, with tf.estimator 2.15's variable names.
+
+`dense_input` is the DNN's input layer (``dnn/input_from_feature_columns/
+input_layer/<column>/...``); `linear_logits` is the linear model
+(``linear/linear_model/<column>/weights`` and ``.../bias_weights``). Both are built
+from ``tf.compat.v1.feature_column.input_layer``, which needs no Keras: the linear
+model looks up each categorical column's weights as a zero-initialised embedding of
+width `units`, combined with `sparse_combiner`, and renames the variable to the name
+tf.estimator's linear model gives it.
+"""
+
+import re
+
+from estimator_lite._tf import tf
+
+__all__ = ["SPARSE_COMBINERS", "check_feature_columns", "dense_input", "linear_logits"]
+
+SPARSE_COMBINERS = ("mean", "sqrtn", "sum")
+_CATEGORICAL_BASES = ("CategoricalColumn", "_CategoricalColumn")
+_INPUT_LAYER_RE = re.compile(r"/input_layer(_\d+)?/")
+_EMBEDDING_SUFFIX = "_embedding/embedding_weights"
+
+
+def _is_feature_column(obj):
+    return any(cls.__name__ in ("FeatureColumn", "_FeatureColumn")
+               for cls in type(obj).__mro__)
+
+
+def _is_categorical(column):
+    """Whether the linear model treats `column` as sparse ids (bucketized included).
+
+    Checked by class name: reading the columns' properties logs deprecations.
+    """
+    return any(cls.__name__ in _CATEGORICAL_BASES for cls in type(column).__mro__)
+
+
+def check_feature_columns(feature_columns, argument="feature_columns", allow_empty=False):
+    """Validates feature columns; returns them as a tuple.
+
+    Args:
+      feature_columns: an iterable of tf.feature_column / tf.compat.v1.feature_column
+        columns.
+      argument: argument name for messages.
+      allow_empty: whether None or an empty iterable is accepted.
+
+    Returns:
+      A tuple of the columns (empty when allowed and none were given).
+
+    Raises:
+      TypeError: not an iterable, or an element is not a feature column.
+      ValueError: empty (when not allowed) or two columns share a name.
+    """
+    if feature_columns is None or isinstance(feature_columns, (str, bytes)):
+        items = () if feature_columns is None else None
+    elif _is_feature_column(feature_columns):
+        items = (feature_columns,)
+    else:
+        try:
+            items = tuple(feature_columns)
+        except TypeError:
+            items = None
+    if items is None:
+        raise TypeError(f"{argument} must be an iterable of feature columns, got "
+                        f"{feature_columns!r} of type {type(feature_columns).__name__}")
+    for column in items:
+        if not _is_feature_column(column):
+            raise TypeError(f"{argument} must contain only feature columns (from "
+                            f"tf.feature_column), got {column!r} of type "
+                            f"{type(column).__name__}")
+    if not items and not allow_empty:
+        raise ValueError(f"{argument} must contain at least one feature column, got "
+                         f"{feature_columns!r}")
+    names = [c.name for c in items]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"{argument} has several columns named {duplicates}; column "
+                         "names must be unique")
+    return items
+
+
+def dense_input(features, feature_columns):
+    """The DNN input: the columns' dense values concatenated in name order.
+
+    Call inside the ``dnn`` variable scope; variables (embeddings) are created as
+    ``input_from_feature_columns/input_layer/<column>/...``.
+    """
+    with tf.variable_scope("input_from_feature_columns"):
+        return tf.feature_column.input_layer(features, list(feature_columns))
+
+
+def _strip_input_layer(getter, name, *args, **kwargs):
+    """Custom getter: a dense column's variables live directly under linear_model."""
+    return getter(_INPUT_LAYER_RE.sub("/", name, count=1), *args, **kwargs)
+
+
+def _categorical_weights_name(getter, name, *args, **kwargs):
+    """Custom getter: ``input_layer/<c>_embedding/embedding_weights`` -> ``<c>/weights``.
+
+    The embedding of a categorical column with width `units` *is* the linear
+    model's weight matrix [num_buckets, units]; tf.estimator names it so.
+    """
+    if name.endswith(_EMBEDDING_SUFFIX):
+        name = _INPUT_LAYER_RE.sub("/", name, count=1)
+        name = name[:-len(_EMBEDDING_SUFFIX)] + "/weights"
+    return getter(name, *args, **kwargs)
+
+
+def _dense_part(features, dense_columns, units):
+    with tf.variable_scope(tf.get_variable_scope(), custom_getter=_strip_input_layer):
+        values = tf.feature_column.input_layer(features, list(dense_columns))
+    weights = []
+    for column in dense_columns:  # input_layer's order: sorted by name.
+        size = int(tf.TensorShape(column.variable_shape).num_elements())
+        weights.append(tf.get_variable(f"{column.name}/weights", [size, units],
+                                       initializer=tf.zeros_initializer(),
+                                       use_resource=True))
+    kernel = weights[0] if len(weights) == 1 else tf.concat(weights, axis=0)
+    return tf.matmul(values, kernel)
+
+
+def _categorical_part(features, categorical_columns, units, sparse_combiner):
+    embeddings = [tf.feature_column.embedding_column(
+        column, dimension=units, combiner=sparse_combiner,
+        initializer=tf.zeros_initializer()) for column in categorical_columns]
+    with tf.variable_scope(tf.get_variable_scope(),
+                           custom_getter=_categorical_weights_name):
+        looked_up = tf.feature_column.input_layer(features, embeddings)
+    if len(embeddings) == 1:
+        return looked_up
+    return tf.reduce_sum(tf.reshape(looked_up, [-1, len(embeddings), units]), axis=1)
+
+
+def linear_logits(features, feature_columns, units, sparse_combiner="sum"):
+    """Logits of a linear model: sum of every column's weighted value, plus a bias.
+
+    Call inside the ``linear`` variable scope; variables are created as
+    ``linear_model/<column>/weights`` [size, units] and
+    ``linear_model/bias_weights`` [units], all zero-initialised.
+
+    Args:
+      features: dict of feature name to Tensor/SparseTensor.
+      feature_columns: validated feature columns.
+      units: number of logits.
+      sparse_combiner: how a categorical column's weights for several ids in one
+        example combine: 'sum', 'mean' or 'sqrtn'.
+
+    Returns:
+      A [batch, units] float32 Tensor.
+    """
+    ordered = sorted(feature_columns, key=lambda c: c.name)
+    categorical = [c for c in ordered if _is_categorical(c)]
+    dense = [c for c in ordered if not _is_categorical(c)]
+    with tf.variable_scope("linear_model"):
+        parts = []
+        if dense:
+            parts.append(_dense_part(features, dense, units))
+        if categorical:
+            parts.append(_categorical_part(features, categorical, units, sparse_combiner))
+        bias = tf.get_variable("bias_weights", [units], initializer=tf.zeros_initializer(),
+                               use_resource=True)
+        total = parts[0] if len(parts) == 1 else tf.add_n(parts)
+        return tf.nn.bias_add(total, bias, name="weighted_sum")

@@ -1,0 +1,276 @@
+"""Head: turns logits into predictions, a loss, eval metrics and an EstimatorSpec.
+
+A model_fn computes logits and hands them to a head's `create_estimator_spec`, as
+with tf.estimator's heads. Subclasses say how labels become a per-example loss,
+what the predictions and export outputs are, and which metrics they report.
+"""
+
+from estimator_lite._tf import tf
+from estimator_lite.head import head_inputs, reduction
+from estimator_lite.head.keys import MetricKeys, metric_key
+from estimator_lite.head.metrics import Metric, eval_metric_ops, weighted_mean
+from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+
+__all__ = ["EvalContext", "Head", "check_prediction_keys", "make_train_op"]
+
+
+class EvalContext:
+    """The tensors a head's metrics are computed from (one batch, in the graph).
+
+    Attributes:
+      labels: processed labels (float32, what the loss compares the logits with).
+      predictions: dict of prediction tensors.
+      weights: float32 example weights broadcastable to the labels, or None.
+      unreduced_loss: float32 per-example loss [batch_size, d].
+      regularization_loss: scalar Tensor, or None.
+    """
+
+    def __init__(self, labels, predictions, weights, unreduced_loss, regularization_loss):
+        self.labels = labels
+        self.predictions = predictions
+        self.weights = weights
+        self.unreduced_loss = unreduced_loss
+        self.regularization_loss = regularization_loss
+
+
+def check_prediction_keys(keys, valid_keys):
+    """Checks `keys` (None, one key or a list of keys) against `valid_keys`.
+
+    Returns:
+      The list of requested keys (all valid keys for None).
+
+    Raises:
+      ValueError: a key is not valid.
+    """
+    if keys is None:
+        return list(valid_keys)
+    keys = [keys] if isinstance(keys, (str, tuple)) else list(keys)
+    unknown = [k for k in keys if k not in valid_keys]
+    if unknown:
+        raise ValueError(f"keys must be prediction keys of this head, one of "
+                         f"{list(valid_keys)}; got {unknown}")
+    return keys
+
+
+def make_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
+    """Builds the train op from exactly one of `optimizer` and `train_op_fn`.
+
+    Args:
+      loss: the scalar training loss.
+      optimizer: a tf.compat.v1.train.Optimizer, or None.
+      trainable_variables: variables to train with `optimizer` (None: all trainable).
+      train_op_fn: callable(loss) returning the train op, or None.
+      update_ops: ops to run with every step (e.g. batch norm moving averages).
+
+    Returns:
+      The train op.
+
+    Raises:
+      ValueError: neither or both of optimizer and train_op_fn are given.
+      TypeError: optimizer is not a tf.compat.v1 optimizer, train_op_fn not callable.
+    """
+    if (optimizer is None) == (train_op_fn is None):
+        raise ValueError("exactly one of optimizer and train_op_fn must be given, got "
+                         f"optimizer={optimizer!r}, train_op_fn={train_op_fn!r}")
+    update_ops = list(update_ops or [])
+    if optimizer is not None:
+        if not isinstance(optimizer, tf.train.Optimizer):
+            raise TypeError(
+                "optimizer must be a tf.compat.v1.train.Optimizer (e.g. "
+                "tf.compat.v1.train.AdamOptimizer(0.01)); Keras optimizers do not run "
+                "in graph mode here. Canned estimators also accept a name such as "
+                f"'Adam'. Got {optimizer!r} of type {type(optimizer).__name__}")
+        # Update ops first, so a step trains on this batch's moving statistics.
+        with tf.control_dependencies(update_ops):
+            return optimizer.minimize(loss, global_step=tf.train.get_global_step(),
+                                      var_list=trainable_variables)
+    if not callable(train_op_fn):
+        raise TypeError(f"train_op_fn must be callable, got {train_op_fn!r}")
+    train_op = train_op_fn(loss)
+    if update_ops:
+        train_op = tf.group(train_op, *update_ops)
+    return train_op
+
+
+def _regularization_loss(regularization_losses):
+    if not regularization_losses:
+        return None
+    return tf.add_n([tf.cast(loss, tf.float32) for loss in regularization_losses])
+
+
+class Head:
+    """Base class of the heads.
+
+    Subclasses implement `_processed_labels`, `_builtin_unreduced_loss`,
+    `predictions`, `_export_outputs` and `_metric_builders`.
+    """
+
+    def __init__(self, logits_dimension, name=None, weight_column=None,
+                 loss_reduction=reduction.SUM_OVER_BATCH_SIZE, loss_fn=None):
+        """Stores the arguments every head shares, checked.
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        self._logits_dimension = logits_dimension
+        self._name = head_inputs.check_name(name)
+        self._weight_column = head_inputs.check_weight_column(weight_column)
+        self._loss_reduction = reduction.check_loss_reduction(loss_reduction)
+        self._loss_fn = head_inputs.check_loss_fn(loss_fn)
+
+    name = property(lambda self: self._name, doc="The head name (None if unnamed).")
+    logits_dimension = property(lambda self: self._logits_dimension,
+                                doc="Size of the last dimension of the logits.")
+    loss_reduction = property(lambda self: self._loss_reduction,
+                              doc="How the training loss is reduced.")
+
+    # For subclasses ---------------------------------------------------------------
+
+
+    @property
+    def weight_column(self):
+        """The weight column (a key or numeric column), or None."""
+        return self._weight_column
+
+    def _processed_labels(self, labels):
+        """Returns labels as the float32 tensor the loss and metrics compare with."""
+        raise NotImplementedError
+
+    def _builtin_unreduced_loss(self, labels, logits):
+        """Returns the per-example loss [batch_size, d] for processed labels."""
+        raise NotImplementedError
+
+    def _export_outputs(self, predictions):
+        """Returns the dict of signature name to ExportOutput."""
+        raise NotImplementedError
+
+    def _metric_builders(self):
+        """Returns (metric key without head name, fn(EvalContext) -> (value, update))."""
+        raise NotImplementedError
+
+    def predictions(self, logits, keys=None):
+        """Returns a dict of prediction key to Tensor (only `keys` if given)."""
+        raise NotImplementedError
+
+    # Shared -----------------------------------------------------------------------
+
+    def _metric_key(self, key):
+        return metric_key(key, self._name)
+
+    def _weights(self, features, logits):
+        return head_inputs.weights_from_features(features, self._weight_column, logits)
+
+    def _unreduced_loss(self, labels, logits, features):
+        """Returns (processed labels, per-example loss)."""
+        processed = self._processed_labels(labels)
+        if self._loss_fn is None:
+            return processed, self._builtin_unreduced_loss(processed, logits)
+        unreduced = head_inputs.call_loss_fn(self._loss_fn, processed, logits, features,
+                                             self._loss_shape_like(processed))
+        return processed, unreduced
+
+    def _loss_shape_like(self, processed_labels):
+        """A tensor with the shape a custom loss_fn must return."""
+        return processed_labels
+
+    def loss(self, labels, logits, features=None, mode=None, regularization_losses=None):
+        """Returns the scalar training loss, regularization losses added.
+
+        Args:
+          labels: the labels Tensor.
+          logits: float Tensor [batch_size, logits_dimension].
+          features: dict of features (needed for a weight column).
+          mode: unused; kept for tf.estimator's signature.
+          regularization_losses: list of scalar Tensors added to the loss.
+        """
+        del mode  # The loss is the same in every mode.
+        logits = head_inputs.check_logits(logits, self._logits_dimension)
+        with tf.name_scope("losses"):
+            _, unreduced = self._unreduced_loss(labels, logits, features)
+            weights = self._weights(features, logits)
+            loss = reduction.reduce_loss(unreduced, weights, self._loss_reduction)
+            regularization = _regularization_loss(regularization_losses)
+            return loss if regularization is None else loss + regularization
+
+    def metrics(self, regularization_losses=None):
+        """Returns a dict of metric key to (not yet updated) Metric."""
+        builders = [(MetricKeys.LOSS_MEAN, _mean_loss)] + list(self._metric_builders())
+        if regularization_losses is not None:
+            builders.append((MetricKeys.LOSS_REGULARIZATION, _mean_regularization))
+        return {self._metric_key(key): Metric(self._metric_key(key), fn)
+                for key, fn in builders}
+
+    def update_metrics(self, eval_metrics, features, logits, labels,
+                       regularization_losses=None):
+        """Builds the update ops of this head's metrics in `eval_metrics`.
+
+        Returns:
+          `eval_metrics`, its Metric objects now holding (value, update_op).
+        """
+        logits = head_inputs.check_logits(logits, self._logits_dimension)
+        with tf.name_scope("metrics"):
+            processed, unreduced = self._unreduced_loss(labels, logits, features)
+            context = EvalContext(
+                labels=processed, predictions=self.predictions(logits),
+                weights=self._weights(features, logits), unreduced_loss=unreduced,
+                regularization_loss=_regularization_loss(regularization_losses))
+            for metric in eval_metrics.values():
+                if isinstance(metric, Metric) and not metric.built:
+                    metric.update_state(context)
+        return eval_metrics
+
+    def create_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
+                              trainable_variables=None, train_op_fn=None, update_ops=None,
+                              regularization_losses=None):
+        """Returns the EstimatorSpec for `mode`.
+
+        Args:
+          features: dict of features (for a weight column).
+          mode: a ModeKeys value.
+          logits: float Tensor [batch_size, logits_dimension].
+          labels: labels Tensor (TRAIN and EVAL).
+          optimizer: a tf.compat.v1.train.Optimizer (TRAIN; or give train_op_fn).
+          trainable_variables: variables the optimizer trains (None: all).
+          train_op_fn: callable(loss) -> train op (TRAIN; or give optimizer).
+          update_ops: ops run with each train step.
+          regularization_losses: scalar Tensors added to the training loss.
+
+        Returns:
+          An estimator_lite.EstimatorSpec.
+
+        Raises:
+          ValueError: bad mode, missing labels, or not exactly one of optimizer and
+            train_op_fn in TRAIN mode.
+          TypeError: optimizer is not a tf.compat.v1 optimizer.
+        """
+        with tf.name_scope(self._name or "head"):
+            logits = head_inputs.check_logits(logits, self._logits_dimension)
+            predictions = self.predictions(logits)
+            if mode == ModeKeys.PREDICT:
+                return EstimatorSpec(mode, predictions=predictions,
+                                     export_outputs=self._export_outputs(predictions))
+            loss = self.loss(labels, logits, features, mode, regularization_losses)
+            if mode == ModeKeys.EVAL:
+                metrics = self.update_metrics(self.metrics(regularization_losses),
+                                              features, logits, labels,
+                                              regularization_losses)
+                return EstimatorSpec(mode, predictions=predictions, loss=loss,
+                                     eval_metric_ops=eval_metric_ops(metrics))
+            if mode != ModeKeys.TRAIN:
+                raise ValueError(f"mode must be one of {ModeKeys.TRAIN!r}, "
+                                 f"{ModeKeys.EVAL!r}, {ModeKeys.PREDICT!r}; got {mode!r}")
+            train_op = make_train_op(loss, optimizer, trainable_variables, train_op_fn,
+                                     update_ops)
+            return EstimatorSpec(mode, predictions=predictions, loss=loss,
+                                 train_op=train_op)
+
+
+def _mean_loss(context):
+    return weighted_mean(context.unreduced_loss, context.weights)
+
+
+def _mean_regularization(context):
+    if context.regularization_loss is None:
+        raise ValueError("the regularization_loss metric needs regularization_losses in "
+                         "update_metrics, got None")
+    return tf.metrics.mean(context.regularization_loss)

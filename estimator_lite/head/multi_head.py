@@ -1,0 +1,209 @@
+"""MultiHead: several named heads on one model, one weighted total loss."""
+
+import numbers
+
+from estimator_lite import export as export_lib
+from estimator_lite._tf import tf
+from estimator_lite.head.base_head import Head, check_prediction_keys, make_train_op
+from estimator_lite.head.keys import MetricKeys, SignatureKeys, metric_key
+from estimator_lite.head.metrics import Metric, eval_metric_ops
+from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+
+__all__ = ["MultiHead"]
+
+
+def _check_heads(heads):
+    if not isinstance(heads, (list, tuple)) or not heads:
+        raise ValueError(f"heads must be a non-empty list of heads, got {heads!r}")
+    for head in heads:
+        if not isinstance(head, Head):
+            raise TypeError(f"heads must contain only estimator_lite heads, got {head!r} "
+                            f"of type {type(head).__name__}")
+        if not head.name:
+            raise ValueError(f"every head of a MultiHead must have a name, got {head!r} "
+                             "with name None")
+    names = [head.name for head in heads]
+    if len(set(names)) != len(names):
+        raise ValueError(f"head names must be unique, got {names}")
+    return tuple(heads)
+
+
+def _check_head_weights(head_weights, n_heads):
+    if head_weights is None:
+        return None
+    weights = tuple(head_weights)
+    if len(weights) != n_heads:
+        raise ValueError(f"head_weights must have one weight per head ({n_heads}), got "
+                         f"{len(weights)}: {weights!r}")
+    for weight in weights:
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
+            raise TypeError(f"head_weights must contain only numbers, got {weight!r}")
+    return weights
+
+
+class MultiHead(Head):
+    """Combines named heads: total loss = sum of head_weight * head loss.
+
+    Logits are a dict of head name to logits, or one Tensor whose last dimension is
+    the sum of the heads' logits dimensions (split in head order). Labels are a dict
+    of head name to labels. Prediction keys are (head name, key) tuples; export
+    outputs are each head's, named '<head>' and '<head>/<signature>', plus
+    'predict' with every prediction as '<head>/<key>', and serving_default of the
+    first head.
+    """
+
+    def __init__(self, heads, head_weights=None):
+        """Checks and stores the heads.
+
+        Args:
+          heads: non-empty list of named heads (names unique).
+          head_weights: None (all 1) or one number per head.
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        self._heads = _check_heads(heads)
+        self._head_weights = _check_head_weights(head_weights, len(self._heads))
+        super().__init__(sum(head.logits_dimension for head in self._heads),
+                         name="_".join(head.name for head in self._heads))
+
+    heads = property(lambda self: self._heads, doc="The heads, in order.")
+
+    def _split_logits(self, logits):
+        """Returns a dict of head name to that head's logits."""
+        if isinstance(logits, dict):
+            missing = [h.name for h in self._heads if h.name not in logits]
+            if missing:
+                raise ValueError(f"logits must have an entry per head; missing {missing}, "
+                                 f"got keys {sorted(logits)}")
+            return {h.name: logits[h.name] for h in self._heads}
+        logits = tf.convert_to_tensor(logits)
+        last = logits.shape[-1] if logits.shape.ndims else None
+        last = getattr(last, "value", last)
+        if last is not None and last != self._logits_dimension:
+            raise ValueError(f"logits must have last dimension {self._logits_dimension} "
+                             f"(sum over the heads), got shape {logits.shape}")
+        parts = tf.split(logits, [h.logits_dimension for h in self._heads], axis=-1)
+        return {h.name: part for h, part in zip(self._heads, parts, strict=True)}
+
+    def _head_labels(self, labels):
+        if not isinstance(labels, dict):
+            raise ValueError(f"labels of a MultiHead must be a dict of head name to "
+                             f"labels, got {labels!r}")
+        missing = [h.name for h in self._heads if h.name not in labels]
+        if missing:
+            raise ValueError(f"labels must have an entry per head; missing {missing}, "
+                             f"got keys {sorted(labels)}")
+        return labels
+
+    def _weight(self, index):
+        return 1.0 if self._head_weights is None else float(self._head_weights[index])
+
+    def _head_losses(self, labels, logits, features, mode):
+        labels = self._head_labels(labels)
+        logits = self._split_logits(logits)
+        return [head.loss(labels[head.name], logits[head.name], features, mode)
+                for head in self._heads]
+
+    def _total_loss(self, head_losses, regularization_losses):
+        weighted = [self._weight(i) * loss for i, loss in enumerate(head_losses)]
+        total = tf.add_n(weighted)
+        if regularization_losses:
+            total += tf.add_n([tf.cast(r, tf.float32) for r in regularization_losses])
+        return total
+
+    def loss(self, labels, logits, features=None, mode=None, regularization_losses=None):
+        """Returns sum(head_weight * head loss) + regularization losses."""
+        with tf.name_scope("losses"):
+            return self._total_loss(self._head_losses(labels, logits, features, mode),
+                                    regularization_losses)
+
+    def predictions(self, logits, keys=None):
+        """Returns {(head name, key): Tensor} (only `keys`, such tuples, if given)."""
+        logits = self._split_logits(logits)
+        every = {}
+        for head in self._heads:
+            with tf.name_scope(head.name):
+                for key, value in head.predictions(logits[head.name]).items():
+                    every[(head.name, key)] = value
+        keys = check_prediction_keys(keys, tuple(every))
+        return {key: every[key] for key in keys}
+
+    def _export_outputs(self, predictions):
+        outputs = {}
+        for index, head in enumerate(self._heads):
+            own = {key: value for (name, key), value in predictions.items()
+                   if name == head.name}
+            head_outputs = head._export_outputs(own)  # noqa: SLF001 (same family)
+            if index == 0:
+                outputs[SignatureKeys.SERVING_DEFAULT] = head_outputs[
+                    SignatureKeys.SERVING_DEFAULT]
+            for signature, output in head_outputs.items():
+                name = (head.name if signature == SignatureKeys.SERVING_DEFAULT
+                        else f"{head.name}/{signature}")
+                outputs[name] = output
+        outputs[SignatureKeys.PREDICT] = export_lib.PredictOutput(
+            {f"{name}/{key}": value for (name, key), value in predictions.items()})
+        return outputs
+
+    def metrics(self, regularization_losses=None):
+        """Every head's metrics, 'loss/<head>' per head, and the regularization loss."""
+        metrics = {}
+        for head in self._heads:
+            metrics.update(head.metrics())
+            key = metric_key(MetricKeys.LOSS, head.name)
+            metrics[key] = Metric(key, tf.metrics.mean)
+        if regularization_losses is not None:
+            key = metric_key(MetricKeys.LOSS_REGULARIZATION, self._name)
+            metrics[key] = Metric(key, tf.metrics.mean)
+        return metrics
+
+    def update_metrics(self, eval_metrics, features, logits, labels,
+                       regularization_losses=None):
+        """Builds every head's metrics, the per-head losses and the regularization loss.
+
+        Returns:
+          `eval_metrics`, its Metric objects now holding (value, update_op).
+        """
+        labels = self._head_labels(labels)
+        logits = self._split_logits(logits)
+        for head in self._heads:
+            with tf.name_scope(head.name):
+                # Only this head's metrics: the others need their own head's tensors.
+                own = {key: eval_metrics[key] for key in head.metrics()
+                       if key in eval_metrics}
+                head.update_metrics(own, features, logits[head.name], labels[head.name])
+                loss_metric = eval_metrics.get(metric_key(MetricKeys.LOSS, head.name))
+                if isinstance(loss_metric, Metric) and not loss_metric.built:
+                    loss_metric.update_state(head.loss(labels[head.name],
+                                                       logits[head.name], features))
+        key = metric_key(MetricKeys.LOSS_REGULARIZATION, self._name)
+        if regularization_losses and isinstance(eval_metrics.get(key), Metric):
+            eval_metrics[key].update_state(tf.add_n(
+                [tf.cast(r, tf.float32) for r in regularization_losses]))
+        return eval_metrics
+
+    def create_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
+                              trainable_variables=None, train_op_fn=None, update_ops=None,
+                              regularization_losses=None):
+        """Returns the EstimatorSpec for `mode` (see Head.create_estimator_spec)."""
+        with tf.name_scope(self._name):
+            if mode == ModeKeys.PREDICT:
+                predictions = self.predictions(logits)
+                return EstimatorSpec(mode, predictions=predictions,
+                                     export_outputs=self._export_outputs(predictions))
+            loss = self.loss(labels, logits, features, mode, regularization_losses)
+            if mode == ModeKeys.EVAL:
+                metrics = self.update_metrics(self.metrics(regularization_losses),
+                                              features, logits, labels,
+                                              regularization_losses)
+                # No predictions in TRAIN/EVAL specs: their (head, key) tuple keys
+                # are only needed for predict, and nothing reads them here.
+                return EstimatorSpec(mode, loss=loss,
+                                     eval_metric_ops=eval_metric_ops(metrics))
+            if mode != ModeKeys.TRAIN:
+                raise ValueError(f"mode must be one of {ModeKeys.TRAIN!r}, "
+                                 f"{ModeKeys.EVAL!r}, {ModeKeys.PREDICT!r}; got {mode!r}")
+            train_op = make_train_op(loss, optimizer, trainable_variables, train_op_fn,
+                                     update_ops)
+            return EstimatorSpec(mode, loss=loss, train_op=train_op)

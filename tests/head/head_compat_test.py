@@ -1,0 +1,114 @@
+"""estimator_lite's heads against tf.estimator 2.15's on the same logits and labels.
+
+tests/compat/head_driver.py runs every case with the oracle interpreter
+(ESTIMATOR_LITE_TF215_PYTHON: tensorflow 2.15 + tensorflow-estimator 2.15) and, in
+this process, with estimator_lite; eval metrics, losses, predictions, export outputs
+and SavedModel signatures must agree (values within 1e-5, AUCs included: both use
+200 thresholds).
+"""
+
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import types
+
+import pytest
+
+import estimator_lite as el
+import estimator_lite.head as heads
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DRIVER = os.path.join(ROOT, "tests", "compat", "head_driver.py")
+TF215_PYTHON = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
+TOLERANCE = 1e-5
+PREDICT_METHOD = "tensorflow/serving/predict"
+
+pytestmark = pytest.mark.skipif(not TF215_PYTHON, reason=(
+    "needs ESTIMATOR_LITE_TF215_PYTHON: a Python with tensorflow-estimator 2.15, "
+    "which cannot be installed beside TF >= 2.16 (.ci/run provides one)"))
+
+
+def _load_driver():
+    spec = importlib.util.spec_from_file_location("head_driver", DRIVER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+DRIVER_MODULE = _load_driver()
+
+
+@pytest.fixture(scope="module")
+def dumps(tmp_path_factory):
+    """(oracle dump, estimator_lite dump); the oracle runs while this process works."""
+    work = tmp_path_factory.mktemp("heads")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("TF_CONFIG", None)
+    oracle = subprocess.Popen(  # noqa: S603 (our own interpreter and script)
+        [TF215_PYTHON, DRIVER, str(work / "oracle")], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        lib = types.SimpleNamespace(Estimator=el.Estimator, export=el.export,
+                                    heads=heads)
+        lite = {}
+        for name, case in DRIVER_MODULE.CASES.items():
+            try:
+                lite[name] = DRIVER_MODULE.run_case(lib, name, case, str(work / "lite"))
+            except Exception as error:  # noqa: BLE001 (reported by that case's test)
+                lite[name] = {"error": f"{type(error).__name__}: {error}"}
+        stdout, stderr = oracle.communicate(timeout=600)
+    finally:
+        if oracle.poll() is None:
+            oracle.kill()
+            oracle.wait()
+    assert oracle.returncode == 0, stderr[-4000:]
+    report = json.loads(stdout.strip().splitlines()[-1])
+    assert report["tf_version"].startswith("2.15")
+    return report["cases"], lite
+
+
+def _assert_same(path, expected, actual):
+    """Equal structure; floats within TOLERANCE (absolute or relative)."""
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), f"{path}: {actual!r} is not a dict"
+        assert sorted(actual) == sorted(expected), (
+            f"{path}: keys differ; tf.estimator only {sorted(set(expected) - set(actual))},"
+            f" estimator_lite only {sorted(set(actual) - set(expected))}")
+        for key in expected:
+            _assert_same(f"{path}/{key}", expected[key], actual[key])
+    elif isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), (
+            f"{path}: {actual!r} != {expected!r}")
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            _assert_same(f"{path}[{i}]", e, a)
+    elif isinstance(expected, float) or isinstance(actual, float):
+        assert math.isclose(expected, actual, rel_tol=TOLERANCE, abs_tol=TOLERANCE), (
+            f"{path}: estimator_lite {actual!r} != tf.estimator {expected!r}")
+    else:
+        assert actual == expected, f"{path}: estimator_lite {actual!r} != {expected!r}"
+
+
+@pytest.mark.parametrize("name", sorted(DRIVER_MODULE.CASES))
+def test_head_matches_tf_estimator(dumps, name):
+    oracle, lite = dumps
+    expected, actual = oracle[name], lite[name]
+    assert "error" not in actual, actual.get("error")
+    for part in ("metrics", "predictions", "export_outputs", "train_loss", "head_loss",
+                 "logits_dimension", "name", "estimator_metrics"):
+        if part in expected:
+            _assert_same(f"{name}/{part}", expected[part], actual[part])
+    if "signatures" not in expected:
+        return
+    # A parsing receiver (one serialized-example input) gives identical signatures.
+    _assert_same(f"{name}/signatures/parsing", expected["signatures"]["parsing"],
+                 actual["signatures"]["parsing"])
+    # With raw tensor inputs tf.estimator drops the classify/regress signatures (they
+    # need one string input); estimator_lite.export keeps them as predict-method
+    # signatures. Every tf.estimator signature is there, identical.
+    raw_expected, raw_actual = expected["signatures"]["raw"], actual["signatures"]["raw"]
+    for key, signature in raw_expected.items():
+        _assert_same(f"{name}/signatures/raw/{key}", signature, raw_actual.get(key))
+    for key in set(raw_actual) - set(raw_expected):
+        assert raw_actual[key]["method"] == PREDICT_METHOD, (name, key)
