@@ -32,14 +32,21 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=["estimator_lite", "estimator_lite.*"]),
-    install_requires=["absl-py>=1.0", "numpy>=1.22"],
+    install_requires=["numpy>=1.22"],
     extras_require={
         "cpu": ["tensorflow-cpu>=2.12"],
         "tf": ["tensorflow>=2.12"],
-        "test": ["pytest>=7", "pytest-timeout>=2.1", "ruff>=0.4"],
+        # tf.compat.v1.layers / rnn_cell need Keras 2 (set TF_USE_LEGACY_KERAS=1).
+        "legacy-keras": ["tf-keras"],
+        "pandas": ["pandas>=1.5"],
+        # tensorboard: its own event reader checks what TensorBoard shows; pyyaml:
+        # the Kubernetes manifest test parses YAML.
+        "test": ["pytest>=7", "pytest-timeout>=2.1", "ruff>=0.4", "pandas>=1.5",
+                 "tensorboard>=2.12", "pyyaml>=6"],
     },
     entry_points={"console_scripts": [
-        "estimator-lite-launch = estimator_lite.launch:run"]},
+        "estimator-lite-launch = estimator_lite.launch:run",
+        "estimator-lite-inspect = estimator_lite.inspect:run"]},
     classifiers=[
         "Programming Language :: Python :: 3",
         "License :: OSI Approved :: Apache Software License",

@@ -1,5 +1,7 @@
-"""Early-stopping names under `experimental`, where TF Estimator kept them (drop-in)."""
+"""tf.estimator.experimental's names: early stopping and two estimator-aware hooks."""
 
+from estimator_lite._engine.fn_args import call_with_declared_args
+from estimator_lite._tf import tf
 from estimator_lite.early_stopping import (
     make_early_stopping_hook,
     stop_if_higher_hook,
@@ -7,6 +9,30 @@ from estimator_lite.early_stopping import (
     stop_if_no_decrease_hook,
     stop_if_no_increase_hook,
 )
+from estimator_lite.hooks import InMemoryEvaluatorHook, make_stop_at_checkpoint_step_hook
 
-__all__ = ["make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
+__all__ = ["InMemoryEvaluatorHook", "make_stop_at_checkpoint_step_hook", "call_logit_fn",
+           "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
            "stop_if_no_decrease_hook", "stop_if_no_increase_hook"]
+
+
+def call_logit_fn(logit_fn, features, mode, params, config):
+    """Calls `logit_fn` with the arguments it declares and checks its logits.
+
+    Args:
+      logit_fn: takes any of `features`, `mode`, `params`, `config`.
+      features, mode, params, config: what the model_fn received.
+
+    Returns:
+      The logits: a Tensor, or a dict of str to Tensor (one per head).
+
+    Raises:
+      ValueError: logit_fn returned something else.
+    """
+    logits = call_with_declared_args(logit_fn, {
+        "features": features, "mode": mode, "params": params, "config": config})
+    values = logits.values() if isinstance(logits, dict) else [logits]
+    if not values or not all(isinstance(v, tf.Tensor) for v in values):
+        raise ValueError("logit_fn must return a Tensor or a dict of str to Tensor, "
+                         f"got {logits!r}")
+    return logits

@@ -10,9 +10,9 @@ import json
 import os
 
 from estimator_lite._engine import validation
-from estimator_lite._tf import tf
+from estimator_lite._tf import logging, tf
 
-__all__ = ["RunConfig", "TaskType", "ClusterInfo", "parse_tf_config"]
+__all__ = ["RunConfig", "TaskType", "ClusterInfo", "parse_tf_config", "strategy_device"]
 
 _TF_CONFIG_ENV = "TF_CONFIG"
 _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
@@ -57,6 +57,9 @@ class ClusterInfo:
         return f"ClusterInfo({parts})"
 
 
+_VALID_PROTOCOLS = ("grpc", "grpc+verbs")
+
+
 def _tf_config_error(rule, value):
     return ValueError(f"TF_CONFIG: {rule}; got {value!r}")
 
@@ -87,12 +90,7 @@ def _check_cluster(cluster):
             raise _tf_config_error(f"cluster[{job!r}] must be a list of 'host:port' "
                                    "strings", addresses)
         for address in addresses:
-            if not isinstance(address, str) or not address:
-                raise _tf_config_error(f"cluster[{job!r}] must contain non-empty "
-                                       "'host:port' strings", addresses)
-    if TaskType.EVALUATOR in cluster:
-        raise _tf_config_error("the evaluator is not part of the training cluster; "
-                               "remove 'evaluator' from 'cluster'", cluster)
+            _check_address(job, address)
     for single in (TaskType.CHIEF, TaskType.MASTER):
         if len(cluster.get(single, ())) > 1:
             raise _tf_config_error(f"at most one {single!r} task is allowed",
@@ -100,10 +98,33 @@ def _check_cluster(cluster):
     if TaskType.CHIEF in cluster and TaskType.MASTER in cluster:
         raise _tf_config_error("'chief' and 'master' cannot both be in the cluster",
                                cluster)
-    if cluster and TaskType.CHIEF not in cluster and TaskType.MASTER not in cluster:
+    training_jobs = set(cluster) - {TaskType.EVALUATOR}
+    if training_jobs and not training_jobs & {TaskType.CHIEF, TaskType.MASTER}:
         raise _tf_config_error("a cluster needs one 'chief' (or legacy 'master') task",
                                cluster)
     return {job: list(addresses) for job, addresses in cluster.items() if addresses}
+
+
+def _check_address(job, address):
+    """Checks that an address is 'host:port' with a numeric port.
+
+    Caught when TF_CONFIG is read rather than when a server starts.
+    """
+    host, _, port = address.rpartition(":") if isinstance(address, str) else ("", "", "")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise _tf_config_error(f"cluster[{job!r}] addresses must be 'host:port' with a "
+                               "port from 1 to 65535", address)
+
+
+def _task_index(index):
+    """The task index as an int; a string of digits counts (as in tf.estimator)."""
+    if isinstance(index, str) and index.strip().isdigit():
+        return int(index)
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise _tf_config_error("task 'index' must be an int", index)
+    if index < 0:
+        raise _tf_config_error("task 'index' must be >= 0", index)
+    return index
 
 
 def _check_task(task, cluster):
@@ -119,19 +140,12 @@ def _check_task(task, cluster):
                                f"{', '.join(_VALID_TASK_TYPES)})", task)
     if "index" not in task:
         raise _tf_config_error("'task' has no 'index'", task)
-    index = task["index"]
-    if isinstance(index, bool) or not isinstance(index, int):
-        raise _tf_config_error("task 'index' must be an int", index)
-    if index < 0:
-        raise _tf_config_error("task 'index' must be >= 0", index)
+    index = _task_index(task["index"])
     if task_type == TaskType.EVALUATOR:
         if TaskType.MASTER in cluster:
             raise _tf_config_error("an evaluator is not supported with a legacy "
                                    "'master' cluster; use 'chief'", cluster)
         return task_type, index
-    if not cluster:
-        raise _tf_config_error(f"task type {task_type!r} needs a non-empty 'cluster'",
-                               task)
     if task_type not in cluster:
         raise _tf_config_error(f"task type {task_type!r} is not a job of 'cluster' "
                                f"(jobs: {sorted(cluster)})", task)
@@ -186,7 +200,12 @@ def parse_tf_config(raw=None):
     eval_master = _optional_str(config, "eval_session_master") or ""
     model_dir = _optional_str(config, "model_dir")
     task = config.get("task")
-    if not task and not cluster:
+    # The evaluator may be listed in the cluster (TonY and some Kubeflow setups do);
+    # it is outside the training cluster, so training roles ignore that job.
+    evaluators = cluster.pop(TaskType.EVALUATOR, [])
+    if not cluster and (not task or task.get("type") != TaskType.EVALUATOR):
+        if task:
+            logging.info("TF_CONFIG has a task but no cluster: training locally.")
         return ClusterInfo(
             cluster_spec=tf.train.ClusterSpec({}), task_type=TaskType.WORKER,
             task_id=0, is_chief=True, master=session_master or "",
@@ -194,6 +213,9 @@ def parse_tf_config(raw=None):
             global_id_in_cluster=0, environment=environment, model_dir=model_dir)
     task_type, task_id = _check_task(task or {}, cluster)
     if task_type == TaskType.EVALUATOR:
+        if evaluators and task_id >= len(evaluators):
+            raise _tf_config_error(f"task 'index' must be < {len(evaluators)}, the "
+                                   "number of 'evaluator' tasks", task_id)
         # The evaluator is outside the training cluster: it sees no cluster.
         return ClusterInfo(
             cluster_spec=tf.train.ClusterSpec({}), task_type=task_type,
@@ -266,6 +288,46 @@ def _check_model_dir(model_dir, tf_config_model_dir):
     return model_dir
 
 
+_ONE_DEVICE_STRATEGIES = ("OneDeviceStrategy", "OneDeviceStrategyV1")
+_MIRRORED_STRATEGIES = ("MirroredStrategy", "MirroredStrategyV1")
+
+
+def strategy_device(name, strategy):
+    """The one device a `train_distribute`/`eval_distribute` strategy runs on.
+
+    `OneDeviceStrategy` runs on its device. A `MirroredStrategy` over one device is
+    the same thing. Several devices need the optimizer to sum the towers' gradients,
+    which only `TowerOptimizer` does in graph mode without changing the model_fn's
+    meaning, so that case says how to write it instead.
+
+    Args:
+      name: the argument name, for messages.
+      strategy: a tf.distribute strategy or None.
+
+    Returns:
+      The device string, or None for no strategy.
+
+    Raises:
+      ValueError: a multi-device MirroredStrategy or another strategy.
+    """
+    if strategy is None:
+        return None
+    kind = type(strategy).__name__
+    if kind not in _ONE_DEVICE_STRATEGIES + _MIRRORED_STRATEGIES:
+        raise ValueError(f"{name} must be None, a OneDeviceStrategy or a single-machine "
+                         f"MirroredStrategy; {kind} is not supported (use TF_CONFIG "
+                         f"roles for multi-worker training); got {strategy!r}")
+    devices = tuple(strategy.extended.worker_devices)
+    if kind in _ONE_DEVICE_STRATEGIES or len(devices) == 1:
+        return devices[0]
+    raise ValueError(
+        f"{name}=MirroredStrategy over {len(devices)} devices {list(devices)} is not "
+        "run by estimator_lite; for in-graph towers drop it and write "
+        "model_fn=estimator_lite.replicate_model_fn(model_fn, devices="
+        f"{list(devices)}) with the optimizer wrapped in "
+        "estimator_lite.TowerOptimizer(...)")
+
+
 class RunConfig:
     """How an Estimator runs: checkpointing, summaries, session and cluster.
 
@@ -311,9 +373,12 @@ class RunConfig:
         self._keep_checkpoint_max = validation.check_int(
             "keep_checkpoint_max", args["keep_checkpoint_max"], 0, allow_none=True)
         self._keep_checkpoint_every_n_hours = validation.check_number(
-            "keep_checkpoint_every_n_hours", args["keep_checkpoint_every_n_hours"], 0)
+            "keep_checkpoint_every_n_hours", args["keep_checkpoint_every_n_hours"])
+        if self._keep_checkpoint_every_n_hours <= 0:
+            raise ValueError("keep_checkpoint_every_n_hours must be > 0, got "
+                             f"{self._keep_checkpoint_every_n_hours!r}")
         self._log_step_count_steps = validation.check_int(
-            "log_step_count_steps", args["log_step_count_steps"], 0, allow_none=True)
+            "log_step_count_steps", args["log_step_count_steps"], 1, allow_none=True)
         self._experimental_max_worker_delay_secs = validation.check_int(
             "experimental_max_worker_delay_secs",
             args["experimental_max_worker_delay_secs"], 0, allow_none=True)
@@ -324,12 +389,18 @@ class RunConfig:
         protocol = args["protocol"]
         if protocol is not None and not isinstance(protocol, str):
             raise TypeError(f"protocol must be a str or None, got {protocol!r}")
+        if protocol is not None and protocol not in _VALID_PROTOCOLS:
+            raise ValueError(f"protocol must be one of {_VALID_PROTOCOLS} or None, got "
+                             f"{protocol!r}")
         self._protocol = protocol
-        for name in ("train_distribute", "eval_distribute", "experimental_distribute"):
-            if args[name] is not None:
-                raise ValueError(f"{name} is not supported by estimator_lite (use "
-                                 f"replicate_model_fn for multi-device); got "
-                                 f"{args[name]!r}")
+        self._train_distribute = args["train_distribute"]
+        self._eval_distribute = args["eval_distribute"]
+        for name in ("train_distribute", "eval_distribute"):
+            strategy_device(name, args[name])  # validates at construction
+        if args["experimental_distribute"] is not None:
+            raise ValueError("experimental_distribute (a multi-worker DistributeConfig) is "
+                             "not supported: use TF_CONFIG roles; got "
+                             f"{args['experimental_distribute']!r}")
         self._checkpoint_save_graph_def = bool(args["checkpoint_save_graph_def"])
         session_config = args["session_config"]
         if session_config is not None and not isinstance(session_config, tf.ConfigProto):
@@ -385,8 +456,8 @@ class RunConfig:
     session_creation_timeout_secs = property(
         lambda self: self._session_creation_timeout_secs)
     checkpoint_save_graph_def = property(lambda self: self._checkpoint_save_graph_def)
-    train_distribute = property(lambda self: None)
-    eval_distribute = property(lambda self: None)
+    train_distribute = property(lambda self: self._train_distribute)
+    eval_distribute = property(lambda self: self._eval_distribute)
     service = property(lambda self: None)
     cluster_spec = property(lambda self: self._cluster.cluster_spec)
     task_type = property(lambda self: self._cluster.task_type)

@@ -7,6 +7,18 @@ import pytest
 import estimator_lite as el
 
 TOP_LEVEL = [
+    "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "DNNClassifier",
+    "DNNEstimator", "DNNLinearCombinedClassifier", "DNNLinearCombinedEstimator",
+    "DNNLinearCombinedRegressor", "DNNRegressor", "LinearClassifier", "LinearEstimator",
+    "LinearRegressor",
+    "BinaryClassHead", "CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook",
+    "FinalOpsHook", "GlobalStepWaiterHook", "Head", "LoggingTensorHook",
+    "LogisticRegressionHead", "MultiClassHead", "MultiHead", "MultiLabelHead",
+    "NanTensorHook", "PoissonRegressionHead", "ProfilerHook", "RegressionHead",
+    "SecondOrStepTimer", "SessionRunArgs", "SessionRunContext", "SessionRunHook",
+    "SessionRunValues", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
+    "VocabInfo", "add_metrics", "classifier_parse_example_spec", "inputs",
+    "regressor_parse_example_spec",
     "BestExporter", "Estimator", "EstimatorSpec", "EvalSpec", "ExportListener",
     "Exporter", "FinalExporter", "GradientAccumulationOptimizer", "LatestExporter",
     "ModeKeys", "ModelAverageCustomGetter", "ModelAverageOptimizer",
@@ -19,11 +31,13 @@ TOP_LEVEL = [
 ]
 # Exactly tf.estimator.export's names.
 EXPORT = [
-    "ClassificationOutput", "ExportOutput", "PredictOutput", "RegressionOutput",
+    "ClassificationOutput", "EvalOutput", "ExportOutput", "PredictOutput",
+    "RegressionOutput",
     "ServingInputReceiver", "TensorServingInputReceiver",
     "build_parsing_serving_input_receiver_fn", "build_raw_serving_input_receiver_fn",
 ]
 EXPERIMENTAL = [
+    "InMemoryEvaluatorHook", "make_stop_at_checkpoint_step_hook", "call_logit_fn",
     "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
     "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
 ]
@@ -32,7 +46,8 @@ PUBLIC_MODULES = [
     "estimator_lite.estimator", "estimator_lite.model_fn", "estimator_lite.run_config",
     "estimator_lite.training", "estimator_lite.exporter", "estimator_lite.export",
     "estimator_lite.early_stopping", "estimator_lite.experimental",
-    "estimator_lite.launch",
+    "estimator_lite.launch", "estimator_lite.inputs", "estimator_lite.hooks",
+    "estimator_lite.extenders", "estimator_lite.head", "estimator_lite.canned",
 ]
 
 

@@ -27,6 +27,7 @@ ERR_NO_CHIEF = "needs one 'chief'"
 ERR_CHIEF_AND_MASTER = "cannot both be in the cluster"
 ERR_EVALUATOR_MASTER = "not supported with a legacy 'master'"
 ERR_MODEL_DIR_CONFLICT = "conflicts with the model_dir argument"
+ERR_BAD_ADDRESS = "'host:port' with a port from 1 to 65535"
 
 
 def _config(monkeypatch, tf_config, **kwargs):
@@ -147,7 +148,14 @@ def test_model_dir_from_tf_config(monkeypatch, tmp_path):
     ({"cluster": CLUSTER, "task": {"type": "worker"}}, ERR_NO_INDEX),
     ({"cluster": CLUSTER, "task": {"type": "worker", "index": -1}}, ERR_NEGATIVE_INDEX),
     ({"cluster": CLUSTER, "task": {"type": "worker", "index": 2}}, ERR_INDEX_RANGE),
-    ({"cluster": CLUSTER, "task": {"type": "worker", "index": "0"}}, "must be an int"),
+    ({"cluster": CLUSTER, "task": {"type": "worker", "index": "one"}}, "must be an int"),
+    ({"cluster": CLUSTER, "task": {"type": "worker", "index": 1.5}}, "must be an int"),
+    ({"cluster": dict(CLUSTER, worker=["127.0.0.1:http"]),
+      "task": {"type": "chief", "index": 0}}, ERR_BAD_ADDRESS),
+    ({"cluster": dict(CLUSTER, worker=["127.0.0.1"]),
+      "task": {"type": "chief", "index": 0}}, ERR_BAD_ADDRESS),
+    ({"cluster": dict(CLUSTER, worker=["127.0.0.1:70000"]),
+      "task": {"type": "chief", "index": 0}}, ERR_BAD_ADDRESS),
     ({"cluster": dict(CLUSTER, chief=[CHIEF, WORKERS[0]]),
       "task": {"type": "chief", "index": 0}}, ERR_TWO_CHIEFS),
     ({"cluster": {"worker": WORKERS, "ps": PS},
@@ -158,10 +166,9 @@ def test_model_dir_from_tf_config(monkeypatch, tmp_path):
      ERR_EVALUATOR_MASTER),
     ({"cluster": CLUSTER, "task": {"type": "master", "index": 0}}, "not a job of"),
     ({"cluster": dict(CLUSTER, evaluator=["127.0.0.1:1"]),
-      "task": {"type": "chief", "index": 0}}, "not part of the training cluster"),
+      "task": {"type": "evaluator", "index": 1}}, ERR_INDEX_RANGE),
     ({"cluster": {"chief": CHIEF}, "task": {"type": "chief", "index": 0}},
      "must be a list"),
-    ({"task": {"type": "worker", "index": 0}}, "needs a non-empty 'cluster'"),
     ({"cluster": CLUSTER, "task": {"type": "chief", "index": 0},
       "environment": "mars"}, "'environment' must be one of"),
 ])
@@ -169,6 +176,47 @@ def test_invalid_tf_config(monkeypatch, tf_config, message):
     with pytest.raises(ValueError) as info:
         _config(monkeypatch, tf_config)
     assert str(info.value).startswith(ERR_FROM_TF_CONFIG)
+    assert message in str(info.value)
+
+
+def test_string_index_is_accepted_like_tf_estimator(monkeypatch):
+    config = _config(monkeypatch, {"cluster": CLUSTER,
+                                   "task": {"type": "worker", "index": "1"}})
+    assert config.task_id == 1 and isinstance(config.task_id, int)
+    assert config.master == f"grpc://{WORKERS[1]}"
+
+
+def test_evaluator_listed_in_the_cluster(monkeypatch):
+    cluster = dict(CLUSTER, evaluator=["127.0.0.1:9"])
+    chief = _config(monkeypatch, {"cluster": cluster, "task": {"type": "chief",
+                                                                "index": 0}})
+    assert "evaluator" not in chief.cluster_spec.jobs  # training ignores it
+    assert chief.num_worker_replicas == 1 + len(WORKERS)
+    evaluator = _config(monkeypatch, {"cluster": cluster,
+                                      "task": {"type": "evaluator", "index": 0}})
+    assert evaluator.task_type == "evaluator" and not evaluator.is_chief
+    assert not evaluator.cluster_spec.jobs
+
+
+def test_task_without_cluster_trains_locally(monkeypatch):
+    config = _config(monkeypatch, {"task": {"type": "worker", "index": 0}})
+    assert config.is_chief and config.master == ""
+    assert not config.cluster_spec.jobs and config.num_worker_replicas == 1
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"protocol": "http"}, ValueError, "protocol must be one of ('grpc', 'grpc+verbs')"),
+    ({"protocol": 7}, TypeError, "protocol must be a str or None"),
+    ({"log_step_count_steps": 0}, ValueError, "log_step_count_steps must be >= 1"),
+    ({"log_step_count_steps": "x"}, TypeError, "log_step_count_steps must be an int"),
+    ({"keep_checkpoint_every_n_hours": 0}, ValueError,
+     "keep_checkpoint_every_n_hours must be > 0"),
+    ({"keep_checkpoint_every_n_hours": "x"}, TypeError,
+     "keep_checkpoint_every_n_hours must be a number"),
+])
+def test_run_config_validates_at_construction(kwargs, error, message):
+    with pytest.raises(error) as info:
+        el.RunConfig(**kwargs)
     assert message in str(info.value)
 
 
@@ -198,7 +246,9 @@ def test_model_dir_conflict(monkeypatch, tmp_path):
     ({"model_dir": 3}, TypeError, "model_dir must be"),
     ({"session_creation_timeout_secs": 0}, ValueError, "session_creation_timeout_secs"),
     ({"device_fn": "cpu"}, TypeError, "device_fn must be callable"),
-    ({"train_distribute": object()}, ValueError, "train_distribute is not supported"),
+    ({"train_distribute": object()}, ValueError,
+     "train_distribute must be None, a OneDeviceStrategy or a single-machine "
+     "MirroredStrategy; object is not supported"),
     ({"experimental_max_worker_delay_secs": -2}, ValueError,
      "experimental_max_worker_delay_secs"),
 ])

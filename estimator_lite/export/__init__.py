@@ -7,6 +7,7 @@ not part of this namespace.
 
 from estimator_lite.export.outputs import (
     ClassificationOutput,
+    EvalOutput,
     ExportOutput,
     PredictOutput,
     RegressionOutput,
@@ -20,6 +21,7 @@ from estimator_lite.export.receivers import (
 
 __all__ = [
     "ClassificationOutput",
+    "EvalOutput",
     "ExportOutput",
     "PredictOutput",
     "RegressionOutput",

@@ -9,7 +9,8 @@ import abc
 from estimator_lite._tf import tf
 from estimator_lite.export.receivers import as_tensor_dict
 
-__all__ = ["ExportOutput", "ClassificationOutput", "RegressionOutput", "PredictOutput"]
+__all__ = ["ExportOutput", "ClassificationOutput", "RegressionOutput", "PredictOutput",
+           "EvalOutput"]
 
 _SINGLE_OUTPUT_KEY = "output"
 _SIG = tf.saved_model.signature_constants
@@ -111,3 +112,81 @@ class PredictOutput(ExportOutput):
         return tf.saved_model.build_signature_def(
             _tensor_info_map(receiver_tensors), _tensor_info_map(self._outputs),
             _SIG.PREDICT_METHOD_NAME)
+
+
+class EvalOutput(ExportOutput):
+    """Supervised evaluation outputs: loss, predictions and metrics.
+
+    Output names follow tf.estimator's: ``loss`` (or ``loss/<key>`` for a dict),
+    ``predictions`` (or ``predictions/<key>``), and ``metrics/<name>/value`` and
+    ``metrics/<name>/update_op`` for each metric; the signature's method is
+    ``tensorflow/supervised/eval``.
+    """
+
+    LOSS_NAME = "loss"
+    PREDICTIONS_NAME = "predictions"
+    METRICS_NAME = "metrics"
+    METRIC_VALUE_SUFFIX = "value"
+    METRIC_UPDATE_SUFFIX = "update_op"
+    _METHOD_NAME = "tensorflow/supervised/eval"
+
+    def __init__(self, loss=None, predictions=None, metrics=None):
+        """Checks and names the tensors.
+
+        Args:
+          loss: a Tensor or a dict of str to Tensor.
+          predictions: a Tensor or a dict of str to Tensor.
+          metrics: a dict of metric name to (value tensor, update op).
+
+        Raises:
+          ValueError: a value is not a Tensor (an update op may be an Operation).
+        """
+        self.loss = _prefixed(self.LOSS_NAME, loss)
+        self.predictions = _prefixed(self.PREDICTIONS_NAME, predictions)
+        self.metrics = {}
+        for name, pair in (metrics or {}).items():
+            value, update = _metric_pair(name, pair)
+            base = f"{self.METRICS_NAME}/{name}"
+            self.metrics[f"{base}/{self.METRIC_VALUE_SUFFIX}"] = value
+            self.metrics[f"{base}/{self.METRIC_UPDATE_SUFFIX}"] = update
+
+    @property
+    def outputs(self):
+        """All named output tensors."""
+        return {**self.loss, **self.predictions, **self.metrics}
+
+    def as_signature_def(self, receiver_tensors):
+        return tf.saved_model.build_signature_def(
+            _tensor_info_map(receiver_tensors), _tensor_info_map(self.outputs),
+            self._METHOD_NAME)
+
+
+def _prefixed(prefix, value):
+    """{prefix: tensor} for a tensor, {prefix/key: tensor} for a dict, {} for None."""
+    if value is None:
+        return {}
+    items = value.items() if isinstance(value, dict) else [(None, value)]
+    named = {}
+    for key, tensor in items:
+        name = prefix if key is None else f"{prefix}/{key}"
+        if not isinstance(tensor, tf.Tensor):
+            raise ValueError(f"{name} output value must be a Tensor; got {tensor!r}")
+        named[name] = tensor
+    return named
+
+
+def _metric_pair(name, pair):
+    """(value tensor, update tensor) of a metric; an update Operation is wrapped."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise ValueError(f"metrics[{name!r}] must be a (value, update_op) pair, got "
+                         f"{pair!r}")
+    value, update = pair
+    if not isinstance(value, tf.Tensor):
+        raise ValueError(f"metrics[{name!r}] value must be a Tensor; got {value!r}")
+    if isinstance(update, tf.Operation):
+        with tf.control_dependencies([update]):
+            update = tf.constant(0)  # a Tensor that runs the update when fetched
+    if not isinstance(update, tf.Tensor):
+        raise ValueError(f"metrics[{name!r}] update_op must be a Tensor or Operation; "
+                         f"got {update!r}")
+    return value, update

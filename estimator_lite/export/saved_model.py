@@ -6,7 +6,8 @@ import time
 from estimator_lite._engine import model_dir
 from estimator_lite._tf import logging, tf
 
-__all__ = ["build_signature_defs", "make_export_dir", "write_atomically"]
+__all__ = ["build_signature_defs", "make_export_dir", "write_atomically",
+           "remove_stale_temp_dirs"]
 
 
 def build_signature_defs(export_outputs, receiver_tensors, alternatives=None):
@@ -66,3 +67,25 @@ def write_atomically(final_dir, write_fn):
             tf.io.gfile.rmtree(temp_dir)
         raise
     return final_dir
+
+
+def remove_stale_temp_dirs(export_dir_base):
+    """Removes ``temp-<timestamp>`` dirs that a killed export left in `export_dir_base`.
+
+    Call it only where no export into `export_dir_base` can be running (the
+    evaluator at start: it is the only writer of its exporters' dirs). Nothing but
+    that exact name pattern is touched.
+
+    Returns:
+      The removed paths.
+    """
+    if not tf.io.gfile.isdir(export_dir_base):
+        return []
+    removed = []
+    for name in tf.io.gfile.listdir(export_dir_base):
+        if model_dir.is_stale_export_temp(name):
+            path = os.path.join(export_dir_base, name.rstrip("/"))
+            logging.warning("Removing %s, left by an export that did not finish.", path)
+            tf.io.gfile.rmtree(path)
+            removed.append(path)
+    return removed

@@ -1,0 +1,134 @@
+"""SessionRunHooks as tf.estimator exported them, plus its two estimator-aware hooks.
+
+The generic hooks and the listener are TensorFlow's own `tf.compat.v1.train`
+classes, re-exported under the names tf.estimator gave them, so code written
+against `tf.estimator.LoggingTensorHook` & co. keeps working after the import
+swap. `InMemoryEvaluatorHook` and `make_stop_at_checkpoint_step_hook` (tf.estimator's
+`experimental` names) are implemented here.
+"""
+
+from estimator_lite._engine import model_dir as model_dir_lib
+from estimator_lite._engine import validation
+from estimator_lite._engine.timer import Timer
+from estimator_lite._tf import logging, tf
+
+__all__ = [
+    "CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook", "FinalOpsHook",
+    "GlobalStepWaiterHook", "InMemoryEvaluatorHook", "LoggingTensorHook",
+    "NanTensorHook", "ProfilerHook", "SecondOrStepTimer", "SessionRunArgs",
+    "SessionRunContext", "SessionRunHook", "SessionRunValues", "StepCounterHook",
+    "StopAtStepHook", "SummarySaverHook", "make_stop_at_checkpoint_step_hook",
+]
+
+CheckpointSaverHook = tf.train.CheckpointSaverHook
+CheckpointSaverListener = tf.train.CheckpointSaverListener
+FeedFnHook = tf.train.FeedFnHook
+FinalOpsHook = tf.train.FinalOpsHook
+GlobalStepWaiterHook = tf.train.GlobalStepWaiterHook
+LoggingTensorHook = tf.train.LoggingTensorHook
+NanTensorHook = tf.train.NanTensorHook
+ProfilerHook = tf.train.ProfilerHook
+SecondOrStepTimer = tf.train.SecondOrStepTimer
+SessionRunArgs = tf.train.SessionRunArgs
+SessionRunContext = tf.train.SessionRunContext
+SessionRunHook = tf.train.SessionRunHook
+SessionRunValues = tf.train.SessionRunValues
+StepCounterHook = tf.train.StepCounterHook
+StopAtStepHook = tf.train.StopAtStepHook
+SummarySaverHook = tf.train.SummarySaverHook
+
+
+class InMemoryEvaluatorHook(tf.train.SessionRunHook):
+    """Evaluates the model's current (in-memory) variables during training.
+
+    Every `every_n_iter` local steps, and once at the end, the training session's
+    variable values are copied into a fresh evaluation graph of the same
+    estimator and evaluated on `input_fn`, without writing a checkpoint. Results
+    go to ``eval_dir(name)`` like `Estimator.evaluate`'s; the last one is in
+    `last_metrics`. Only the estimator's own (single-process) training is
+    supported: a ps cluster holds the variables elsewhere.
+    """
+
+    def __init__(self, estimator, input_fn, steps=None, hooks=None, name=None,
+                 every_n_iter=100):
+        """Validates the arguments.
+
+        Raises:
+          TypeError: input_fn not callable, hooks not SessionRunHooks, a wrong type.
+          ValueError: every_n_iter < 1, steps < 1, or the estimator trains on a
+            cluster with ps tasks.
+        """
+        self._estimator = estimator
+        self._input_fn = validation.check_callable("input_fn", input_fn)
+        self._steps = validation.check_int("steps", steps, 1, allow_none=True)
+        self._hooks = validation.check_instances("hooks", hooks,
+                                                 tf.train.SessionRunHook,
+                                                 "SessionRunHook")
+        self._name = name
+        self._timer = Timer(every_steps=validation.check_int("every_n_iter",
+                                                             every_n_iter, 1))
+        if estimator.config.num_ps_replicas:
+            raise ValueError("InMemoryEvaluatorHook needs the variables in this "
+                             "process; got a config with "
+                             f"{estimator.config.num_ps_replicas} ps tasks")
+        self._variables = None
+        self.last_metrics = None
+
+    def begin(self):
+        self._variables = {v.op.name: v for v in tf.global_variables()}
+
+    def after_create_session(self, session, coord):
+        self._timer.start()
+
+    def after_run(self, run_context, run_values):
+        if self._timer.tick():
+            self._evaluate(run_context.session)
+
+    def end(self, session):
+        self._evaluate(session)
+
+    def _evaluate(self, session):
+        values = session.run(self._variables)
+        # Private on purpose: the evaluation graph must be built by the estimator
+        # this hook belongs to (same model_fn, params and config).
+        self.last_metrics = self._estimator._evaluate_values(
+            self._input_fn, self._steps, self._hooks, self._name, values)
+
+
+class _StopAtCheckpointStepHook(tf.train.SessionRunHook):
+    """Non-chief: stops once model_dir's newest checkpoint reaches `last_step`."""
+
+    def __init__(self, model_dir, last_step, wait_after_file_check_secs):
+        self._model_dir = model_dir
+        self._last_step = last_step
+        self._timer = Timer(every_secs=wait_after_file_check_secs)
+
+    def after_run(self, run_context, run_values):
+        # A zero wait checks after every step.
+        if self._timer.enabled and not self._timer.due():
+            return
+        self._timer.mark()
+        latest = model_dir_lib.latest_checkpoint(self._model_dir)
+        if latest and model_dir_lib.checkpoint_step(latest) >= self._last_step:
+            logging.info("Checkpoint %s reached step %d; stopping.", latest,
+                         self._last_step)
+            run_context.request_stop()
+
+
+def make_stop_at_checkpoint_step_hook(estimator, last_step,
+                                      wait_after_file_check_secs=30):
+    """A hook that stops training at `last_step` on every task.
+
+    The chief stops at the global step (`StopAtStepHook`); other workers stop once
+    the chief's newest checkpoint has reached `last_step`, checking the model_dir
+    at most every `wait_after_file_check_secs`.
+
+    Raises:
+      TypeError / ValueError: last_step not an int >= 0, or a negative wait.
+    """
+    last_step = validation.check_int("last_step", last_step, 0)
+    validation.check_number("wait_after_file_check_secs", wait_after_file_check_secs, 0)
+    if estimator.config.is_chief:
+        return tf.train.StopAtStepHook(last_step=last_step)
+    return _StopAtCheckpointStepHook(estimator.model_dir, last_step,
+                                     wait_after_file_check_secs)
