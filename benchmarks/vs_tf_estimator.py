@@ -1,0 +1,385 @@
+"""estimator_lite against tf.estimator 2.15: the same jobs, side by side, in one run.
+
+Jobs (tiny linear regression: 16 features, batch 32, GradientDescent; default
+RunConfig apart from model_dir):
+  train_<N>  - wall time of the whole `train()` call for N = 300, 3000, 20000 steps
+               (graph building, session creation, the loop, the final checkpoint);
+  evaluate   - `evaluate()` over 625 batches (20,000 examples) of a trained model;
+  predict    - `predict()` of 20,000 examples (batches of 32), one dict per example
+               (for both: after one untimed call on one batch, so TensorFlow's
+               one-off first-call costs are not counted);
+  cluster    - a local ps + chief + worker + evaluator job (one process each,
+               TF_CONFIG each, max_steps 3000): seconds from start to the chief's
+               exit, and to every process's exit. tf.estimator's ps never exits
+               (it `join()`s forever), so only the chief's exit compares both; the
+               ps is killed once the others are done. Four processes importing
+               TensorFlow at once dominate this figure on a small machine.
+
+Each job runs in its own process: this file, with ``--job``, under the .venv Python
+(estimator_lite) or under ``$ESTIMATOR_LITE_TF215_PYTHON`` (tensorflow-estimator
+2.15). The job code is the same text for both; only the module that provides
+Estimator/RunConfig/... differs (``--backend``). Backends are interleaved (the order
+alternates every round) and each figure is the median over ``--repeats`` rounds.
+Timings are taken inside the job process, so interpreter start-up and the
+TensorFlow import are excluded, except for `cluster`, which is timed from outside.
+
+Prints a table (seconds; speedup = tf.estimator / estimator_lite), then one JSON line
+(the last line) with the medians and the speedups. Rows ending in ``_cpu`` give the
+job process's CPU seconds (all threads) for the same calls: on a busy shared machine
+they are steadier than wall time. Without
+ESTIMATOR_LITE_TF215_PYTHON only estimator_lite runs and the speedups are null.
+
+Usage: python benchmarks/vs_tf_estimator.py [--repeats 3] [--quick]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+_FEATURES = 16
+_BATCH = 32
+_EXAMPLES = 20000  # evaluate: 625 batches of 32; predict: 20,000 examples
+_FULL = {"train_steps": (300, 3000, 20000), "eval_examples": _EXAMPLES,
+         "predict_examples": _EXAMPLES, "cluster_steps": 3000}
+_QUICK = {"train_steps": (100, 300), "eval_examples": 3200, "predict_examples": 3200,
+          "cluster_steps": 300}
+_BACKENDS = ("estimator_lite", "tf.estimator")
+_CLUSTER_ROLES = (("ps", 0), ("chief", 0), ("worker", 0), ("evaluator", 0))
+_CLUSTER_TIMEOUT_SECS = 600
+_JOB_TIMEOUT_SECS = 900
+_POLL_SECS = 0.05
+
+
+# The job: runs inside the subprocess, identical for both backends ------------------
+
+
+def _import_backend(backend):
+    """(module with Estimator, RunConfig, ...; tf.compat.v1) for `backend`."""
+    import tensorflow
+
+    if backend == "tf.estimator":
+        estimator_lib = tensorflow.estimator
+    else:
+        import estimator_lite as estimator_lib
+    return estimator_lib, tensorflow.compat.v1
+
+
+def _data(examples, seed):
+    import numpy as np
+
+    rng = np.random.RandomState(seed)
+    x = rng.randn(examples, _FEATURES).astype(np.float32)
+    y = x.dot(np.random.RandomState(99).randn(_FEATURES, 1)).astype(np.float32)
+    return x, y
+
+
+def _make_model_fn(estimator_lib, tf):
+    def model_fn(features, labels, mode):
+        w = tf.get_variable("w", [_FEATURES, 1], initializer=tf.zeros_initializer())
+        b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
+        predictions = tf.matmul(features["x"], w) + b
+        if mode == estimator_lib.ModeKeys.PREDICT:
+            return estimator_lib.EstimatorSpec(mode, predictions={"y": predictions})
+        loss = tf.reduce_mean(tf.square(predictions - labels))
+        train_op = tf.train.GradientDescentOptimizer(0.01).minimize(
+            loss, global_step=tf.train.get_global_step())
+        return estimator_lib.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return model_fn
+
+
+def _input_fn(tf, examples, repeat, labels=True, seed=0):
+    def input_fn():
+        import tensorflow
+
+        x, y = _data(examples, seed)
+        tensors = ({"x": x}, y) if labels else {"x": x}
+        dataset = tensorflow.data.Dataset.from_tensor_slices(tensors)
+        return (dataset.repeat() if repeat else dataset).batch(_BATCH)
+    return input_fn
+
+
+def _estimator(estimator_lib, tf, model_dir, **config):
+    return estimator_lib.Estimator(
+        _make_model_fn(estimator_lib, tf),
+        config=estimator_lib.RunConfig(model_dir=model_dir, **config))
+
+
+class _Clock:
+    """Wall and process CPU seconds since construction (CPU: every thread)."""
+
+    def __init__(self):
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+
+    def result(self, **extra):
+        return dict(extra, secs=time.perf_counter() - self._wall,
+                    cpu_secs=time.process_time() - self._cpu)
+
+
+def _job_train(estimator_lib, tf, model_dir, args):
+    estimator = _estimator(estimator_lib, tf, model_dir)
+    clock = _Clock()
+    estimator.train(_input_fn(tf, 4096, repeat=True), max_steps=args.steps)
+    return clock.result()
+
+
+def _trained_and_warm(estimator_lib, tf, model_dir, call):
+    """An estimator trained 10 steps whose `call` already ran once on one batch.
+
+    The untimed first call pays TensorFlow's one-off costs (lazy imports, first
+    restore), which differ between TF versions and are not the orchestration.
+    """
+    estimator = _estimator(estimator_lib, tf, model_dir)
+    estimator.train(_input_fn(tf, 4096, repeat=True), max_steps=10)
+    call(estimator, _BATCH)
+    return estimator
+
+
+def _evaluate(estimator, tf, examples):
+    return estimator.evaluate(_input_fn(tf, examples, repeat=False, seed=1))
+
+
+def _predict_count(estimator, tf, examples):
+    return sum(1 for _ in estimator.predict(
+        _input_fn(tf, examples, repeat=False, labels=False, seed=2)))
+
+
+def _job_evaluate(estimator_lib, tf, model_dir, args):
+    estimator = _trained_and_warm(estimator_lib, tf, model_dir,
+                                  lambda e, n: _evaluate(e, tf, n))
+    clock = _Clock()
+    metrics = _evaluate(estimator, tf, args.examples)
+    return clock.result(global_step=int(metrics["global_step"]))
+
+
+def _job_predict(estimator_lib, tf, model_dir, args):
+    estimator = _trained_and_warm(estimator_lib, tf, model_dir,
+                                  lambda e, n: _predict_count(e, tf, n))
+    clock = _Clock()
+    count = _predict_count(estimator, tf, args.examples)
+    result = clock.result()
+    if count != args.examples:
+        raise RuntimeError(f"predict yielded {count} examples, expected {args.examples}")
+    return result
+
+
+def _job_cluster_role(estimator_lib, tf, model_dir, args):
+    """One role of the local cluster; the role comes from TF_CONFIG."""
+    estimator = _estimator(estimator_lib, tf, model_dir, save_checkpoints_steps=1000,
+                           experimental_max_worker_delay_secs=1)
+    train_spec = estimator_lib.TrainSpec(_input_fn(tf, 4096, repeat=True),
+                                         max_steps=args.steps)
+    eval_spec = estimator_lib.EvalSpec(_input_fn(tf, 640, repeat=False, seed=1),
+                                       steps=None, start_delay_secs=0, throttle_secs=1)
+    estimator_lib.train_and_evaluate(estimator, train_spec, eval_spec)
+    return {}
+
+
+_JOBS = {"train": _job_train, "evaluate": _job_evaluate, "predict": _job_predict,
+         "cluster_role": _job_cluster_role}
+
+
+def _run_job(args):
+    """The subprocess side: runs one job and prints its result as a JSON line."""
+    estimator_lib, tf = _import_backend(args.backend)
+    result = _JOBS[args.job](estimator_lib, tf, args.model_dir, args)
+    print(json.dumps(result), flush=True)
+
+
+# The driver: starts the job processes and reports -------------------------------
+
+
+def _python(backend):
+    return sys.executable if backend == "estimator_lite" else os.environ[
+        "ESTIMATOR_LITE_TF215_PYTHON"]
+
+
+def _job_env(backend, tf_config=None):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
+    env.pop("TF_CONFIG", None)
+    if backend == "tf.estimator":
+        env.pop("PYTHONPATH", None)  # the oracle must not see this checkout
+    if tf_config is not None:
+        env["TF_CONFIG"] = json.dumps(tf_config)
+    return env
+
+
+def _job_command(backend, job, model_dir, **flags):
+    command = [_python(backend), os.path.abspath(__file__), "--job", job,
+               "--backend", backend, "--model-dir", model_dir]
+    for name, value in flags.items():
+        command += [f"--{name}", str(value)]
+    return command
+
+
+def _timed_job(backend, job, tmp, **flags):
+    """Runs one job process; returns (wall secs, CPU secs) it reports."""
+    model_dir = tempfile.mkdtemp(dir=tmp)
+    result = subprocess.run(_job_command(backend, job, model_dir, **flags),
+                            capture_output=True, text=True, env=_job_env(backend),
+                            timeout=_JOB_TIMEOUT_SECS, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"{backend} {job} {flags} failed:\n{result.stderr[-3000:]}")
+    shutil.rmtree(model_dir, ignore_errors=True)
+    reported = json.loads(result.stdout.strip().splitlines()[-1])
+    return reported["secs"], reported["cpu_secs"]
+
+
+def _free_ports(count):
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def _timed_cluster(backend, tmp, steps):
+    """Seconds from start to the chief's exit and to every process's exit.
+
+    The second is None for tf.estimator, whose ps never exits (it is killed).
+    """
+    model_dir = tempfile.mkdtemp(dir=tmp)
+    ports = iter(_free_ports(3))
+    cluster = {job: [f"127.0.0.1:{next(ports)}"] for job in ("chief", "worker", "ps")}
+    logs, processes = {}, {}
+    start = time.perf_counter()
+    for task_type, index in _CLUSTER_ROLES:
+        tf_config = {"cluster": cluster, "task": {"type": task_type, "index": index}}
+        logs[task_type] = open(os.path.join(tmp, f"{backend}-{task_type}.log"), "w")  # noqa: SIM115
+        processes[task_type] = subprocess.Popen(
+            _job_command(backend, "cluster_role", model_dir, steps=steps),
+            stdout=logs[task_type], stderr=subprocess.STDOUT,
+            env=_job_env(backend, tf_config))
+    exits = {}
+    try:
+        while len(exits) < len(processes):
+            now = time.perf_counter()
+            for task_type, process in processes.items():
+                if task_type not in exits and process.poll() is not None:
+                    exits[task_type] = now - start
+                    if process.returncode != 0:
+                        raise RuntimeError(f"{backend} {task_type} exited with "
+                                           f"{process.returncode}; see {tmp}")
+            if backend == "tf.estimator" and set(exits) >= {"chief", "worker",
+                                                            "evaluator"}:
+                break  # its ps serves forever
+            if now - start > _CLUSTER_TIMEOUT_SECS:
+                raise RuntimeError(f"{backend} cluster did not finish; exits {exits}")
+            time.sleep(_POLL_SECS)
+    finally:
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        for log in logs.values():
+            log.close()
+    shutil.rmtree(model_dir, ignore_errors=True)
+    every = exits.get("ps")
+    return exits["chief"], (max(exits.values()) if every is not None else None)
+
+
+def _rounds(sizes, repeats, backends, tmp):
+    """{figure name: {backend: [secs per round]}}, backends interleaved."""
+    figures = {}
+
+    def record(name, backend, secs):
+        figures.setdefault(name, {}).setdefault(backend, []).append(secs)
+
+    def record_job(name, backend, job, **flags):
+        wall_secs, cpu_secs = _timed_job(backend, job, tmp, **flags)
+        record(name, backend, wall_secs)
+        record(f"{name}_cpu", backend, cpu_secs)
+
+    for round_index in range(repeats):
+        order = backends if round_index % 2 == 0 else tuple(reversed(backends))
+        for steps in sizes["train_steps"]:
+            for backend in order:
+                record_job(f"train_{steps}", backend, "train", steps=steps)
+        for backend in order:
+            record_job("evaluate", backend, "evaluate", examples=sizes["eval_examples"])
+        for backend in order:
+            record_job("predict", backend, "predict", examples=sizes["predict_examples"])
+        for backend in order:
+            chief_secs, every_secs = _timed_cluster(backend, tmp, sizes["cluster_steps"])
+            record("cluster_chief_exit", backend, chief_secs)
+            if every_secs is not None:
+                record("cluster_every_exit", backend, every_secs)
+        print(f"round {round_index + 1}/{repeats} done", file=sys.stderr, flush=True)
+    return figures
+
+
+def _medians(figures):
+    return {name: {backend: statistics.median(values) for backend, values in by.items()}
+            for name, by in figures.items()}
+
+
+def _report(medians, repeats, sizes, load_before):
+    print(f"{'job':<22}{'estimator_lite s':>18}{'tf.estimator s':>16}{'speedup':>9}")
+    speedups = {}
+    # Wall time first (what the goals are about), then process CPU time, which a
+    # busy shared machine disturbs less.
+    order = sorted(medians, key=lambda n: (n.endswith("_cpu"), list(medians).index(n)))
+    for name in order:
+        by = medians[name]
+        ours, theirs = by.get("estimator_lite"), by.get("tf.estimator")
+        speedup = theirs / ours if ours and theirs else None
+        speedups[name] = round(speedup, 2) if speedup else None
+
+        def cell(v, width):
+            return f"{v:>{width}.2f}" if v is not None else f"{'-':>{width}}"
+        print(f"{name:<22}{cell(ours, 18)}{cell(theirs, 16)}{cell(speedup, 9)}")
+    sys.stdout.flush()
+    print(json.dumps({
+        "speedup": speedups,
+        "median_secs": {n: {b: round(s, 3) for b, s in by.items()}
+                        for n, by in medians.items()},
+        "repeats": repeats, "sizes": {k: list(v) if isinstance(v, tuple) else v
+                                      for k, v in sizes.items()},
+        "load_avg_before": load_before, "load_avg_after": list(os.getloadavg())}))
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="rounds of every job on both backends (median reported)")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes and one round: a smoke run, not a measurement")
+    # Internal: how the driver runs one job in a subprocess.
+    parser.add_argument("--job", choices=sorted(_JOBS), help=argparse.SUPPRESS)
+    parser.add_argument("--backend", choices=_BACKENDS, help=argparse.SUPPRESS)
+    parser.add_argument("--model-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--steps", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--examples", type=int, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = _parse(argv)
+    if args.job:
+        _run_job(args)
+        return
+    sizes = _QUICK if args.quick else _FULL
+    repeats = 1 if args.quick else args.repeats
+    backends = _BACKENDS if os.environ.get("ESTIMATOR_LITE_TF215_PYTHON") else (
+        "estimator_lite",)
+    if len(backends) == 1:
+        print("ESTIMATOR_LITE_TF215_PYTHON is not set: estimator_lite only",
+              file=sys.stderr)
+    load_before = list(os.getloadavg())
+    tmp = tempfile.mkdtemp(prefix="bench_vs_tf_estimator_")
+    medians = _medians(_rounds(sizes, repeats, backends, tmp))  # on failure tmp stays
+    shutil.rmtree(tmp, ignore_errors=True)
+    _report(medians, repeats, sizes, load_before)
+
+
+if __name__ == "__main__":
+    main()
