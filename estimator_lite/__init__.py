@@ -15,39 +15,152 @@ Layers, top to bottom (each imports only from the layers below it):
 - `_tf`: the one TensorFlow import.
 """
 
-from estimator_lite import experimental, export
-from estimator_lite._engine.event_files import read_eval_metrics
-from estimator_lite._engine.train_session import NanLossDuringTrainingError
-from estimator_lite.early_stopping import (
-    make_early_stopping_hook,
-    stop_if_higher_hook,
-    stop_if_lower_hook,
-    stop_if_no_decrease_hook,
-    stop_if_no_increase_hook,
-)
-from estimator_lite.estimator import Estimator, WarmStartSettings
-from estimator_lite.exporter import BestExporter, Exporter, FinalExporter, LatestExporter
-from estimator_lite.model_fn import EstimatorSpec, ModeKeys
-from estimator_lite.run_config import RunConfig, TaskType
-from estimator_lite.techniques.export_listener import ExportListener
-from estimator_lite.techniques.fresh_start import fresh_start
-from estimator_lite.techniques.gradient_accumulation import (
-    GradientAccumulationOptimizer,
-    clip_gradients,
-)
-from estimator_lite.techniques.lr_plateau import ReduceLearningRateOnPlateau
-from estimator_lite.techniques.model_average import (
-    ModelAverageCustomGetter,
-    ModelAverageOptimizer,
-)
-from estimator_lite.techniques.multi_task import Task, multi_task_spec
-from estimator_lite.techniques.towers import TowerOptimizer, replicate_model_fn
-from estimator_lite.training import EvalSpec, TrainSpec, train_and_evaluate
+import importlib
 
 __version__ = "0.1.0"
 
+# Public name -> the module that defines it. Loaded on first use (PEP 562), so
+# `import estimator_lite` and tools such as `python -m estimator_lite.launch --help`
+# do not import TensorFlow until something needs it.
+_MODULE_NAMES = {
+    "estimator_lite.canned": (
+        "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "DNNClassifier",
+        "DNNEstimator", "DNNLinearCombinedClassifier", "DNNLinearCombinedEstimator",
+        "DNNLinearCombinedRegressor", "DNNRegressor", "LinearClassifier",
+        "LinearEstimator", "LinearRegressor",
+    ),
+    "estimator_lite._engine.event_files": (
+        "read_eval_metrics",
+    ),
+    "estimator_lite._engine.train_session": (
+        "NanLossDuringTrainingError",
+    ),
+    "estimator_lite.early_stopping": (
+        "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
+        "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
+    ),
+    "estimator_lite.estimator": (
+        "Estimator", "VocabInfo", "WarmStartSettings",
+    ),
+    "estimator_lite.experimental": (
+        "experimental",
+    ),
+    "estimator_lite.export": (
+        "export",
+    ),
+    "estimator_lite.exporter": (
+        "BestExporter", "Exporter", "FinalExporter", "LatestExporter",
+    ),
+    "estimator_lite.extenders": (
+        "add_metrics",
+    ),
+    "estimator_lite.head": (
+        "BinaryClassHead", "Head", "LogisticRegressionHead", "MultiClassHead",
+        "MultiHead", "MultiLabelHead", "PoissonRegressionHead", "RegressionHead",
+    ),
+    "estimator_lite.hooks": (
+        "CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook", "FinalOpsHook",
+        "GlobalStepWaiterHook", "LoggingTensorHook", "NanTensorHook", "ProfilerHook",
+        "SecondOrStepTimer", "SessionRunArgs", "SessionRunContext", "SessionRunHook",
+        "SessionRunValues", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
+    ),
+    "estimator_lite.inputs": (
+        "inputs",
+    ),
+    "estimator_lite.model_fn": (
+        "EstimatorSpec", "ModeKeys",
+    ),
+    "estimator_lite.parsing_utils": (
+        "classifier_parse_example_spec", "regressor_parse_example_spec",
+    ),
+    "estimator_lite.run_config": (
+        "RunConfig", "TaskType",
+    ),
+    "estimator_lite.techniques.export_listener": (
+        "ExportListener",
+    ),
+    "estimator_lite.techniques.fresh_start": (
+        "fresh_start",
+    ),
+    "estimator_lite.techniques.gradient_accumulation": (
+        "GradientAccumulationOptimizer", "clip_gradients",
+    ),
+    "estimator_lite.techniques.lr_plateau": (
+        "ReduceLearningRateOnPlateau",
+    ),
+    "estimator_lite.techniques.model_average": (
+        "ModelAverageCustomGetter", "ModelAverageOptimizer",
+    ),
+    "estimator_lite.techniques.multi_task": (
+        "Task", "multi_task_spec",
+    ),
+    "estimator_lite.techniques.towers": (
+        "TowerOptimizer", "replicate_model_fn",
+    ),
+    "estimator_lite.training": (
+        "EvalSpec", "TrainSpec", "train_and_evaluate",
+    ),
+}
+_LAZY = {name: module for module, names in _MODULE_NAMES.items() for name in names}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'estimator_lite' has no attribute {name!r}")
+    loaded = importlib.import_module(module)
+    value = loaded if module == f"estimator_lite.{name}" else getattr(loaded, name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
+    "BaselineClassifier",
+    "BaselineEstimator",
+    "BaselineRegressor",
+    "DNNClassifier",
+    "DNNEstimator",
+    "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedEstimator",
+    "DNNLinearCombinedRegressor",
+    "DNNRegressor",
+    "LinearClassifier",
+    "LinearEstimator",
+    "LinearRegressor",
     "BestExporter",
+    "BinaryClassHead",
+    "Head",
+    "LogisticRegressionHead",
+    "MultiClassHead",
+    "MultiHead",
+    "MultiLabelHead",
+    "PoissonRegressionHead",
+    "RegressionHead",
+    "inputs",
+    "CheckpointSaverHook",
+    "CheckpointSaverListener",
+    "FeedFnHook",
+    "FinalOpsHook",
+    "GlobalStepWaiterHook",
+    "LoggingTensorHook",
+    "NanTensorHook",
+    "ProfilerHook",
+    "SecondOrStepTimer",
+    "SessionRunArgs",
+    "SessionRunContext",
+    "SessionRunHook",
+    "SessionRunValues",
+    "StepCounterHook",
+    "StopAtStepHook",
+    "SummarySaverHook",
+    "VocabInfo",
+    "add_metrics",
+    "classifier_parse_example_spec",
+    "regressor_parse_example_spec",
     "Estimator",
     "EstimatorSpec",
     "EvalSpec",

@@ -19,13 +19,16 @@ from estimator_lite._engine.train_session import (
     CheckpointPolicy,
     TrainSession,
 )
-from estimator_lite._tf import DATASET_TYPES, logging, tf
+from estimator_lite._tf import DATASET_TYPES, isolated_keras_names, logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.export.receivers import ServingInputReceiver
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
-from estimator_lite.run_config import RunConfig
+from estimator_lite.run_config import RunConfig, strategy_device
 
-__all__ = ["Estimator", "WarmStartSettings"]
+__all__ = ["Estimator", "VocabInfo", "WarmStartSettings"]
+
+# Vocabulary remapping for warm starts (tf.estimator re-exported TF's own class).
+VocabInfo = tf.train.VocabInfo
 
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
 
@@ -74,10 +77,25 @@ def _resolve_model_dir(model_dir, config):
     return resolved
 
 
+class _Input(collections.namedtuple(
+        "_Input", ["features", "labels", "initializer", "cardinality"])):
+    """What an input_fn gave: features, labels (or None), the iterator initializer
+    and the dataset's cardinality tensor (both None when it returned tensors)."""
+
+
 def _split_input(result):
-    """Turns an input_fn result into (features, labels, iterator_initializer)."""
-    initializer = None
+    """Turns an input_fn result into an _Input.
+
+    Accepts a tf.data dataset (TF1 `tf.compat.v1.data` or TF2 `tf.data`) of features
+    or of (features, labels), or such tensors directly; features may be a Tensor,
+    a SparseTensor or a dict of them.
+
+    Raises:
+      ValueError: a sequence that is not (features, labels).
+    """
+    initializer = cardinality = None
     if isinstance(result, DATASET_TYPES):
+        cardinality = tf.data.experimental.cardinality(result)
         iterator = tf.data.make_initializable_iterator(result)
         initializer = iterator.initializer
         result = iterator.get_next()
@@ -86,8 +104,34 @@ def _split_input(result):
             raise ValueError("input_fn must return features, (features, labels) or a "
                              "Dataset of them; got a sequence of length "
                              f"{len(result)}")
-        return result[0], result[1], initializer
-    return result, None, initializer
+        return _Input(result[0], result[1], initializer, cardinality)
+    return _Input(result, None, initializer, cardinality)
+
+
+_LEGACY_KERAS_HINT = (
+    "the model_fn uses tf.compat.v1.layers or tf.compat.v1.nn.rnn_cell, which need "
+    "Keras 2: pip install 'estimator_lite[legacy-keras]' (the tf-keras package) and set "
+    "TF_USE_LEGACY_KERAS=1 in the environment before TensorFlow is imported")
+
+
+def _call_user_model_fn(model_fn, available):
+    """Calls the model_fn with Keras 3 names numbered per graph.
+
+    Keras 3 numbers layer and variable names per process, so a second graph (eval
+    after train) would name `dense_1` what the checkpoint calls `dense`; each graph
+    gets a fresh numbering and the caller's numbering is restored afterwards.
+
+    Raises:
+      RuntimeError: the model_fn needs Keras 2 (tf.compat.v1.layers) and it is
+        not installed/enabled; the message says what to install and set.
+    """
+    try:
+        with isolated_keras_names():
+            return call_with_declared_args(model_fn, available)
+    except AttributeError as e:
+        if "is not available with Keras 3" in str(e):
+            raise RuntimeError(f"{_LEGACY_KERAS_HINT} (got: {e})") from e
+        raise
 
 
 class Estimator:
@@ -147,7 +191,7 @@ class Estimator:
         if declared is not None and "labels" not in declared and labels is not None:
             raise ValueError("model_fn does not take 'labels' but input_fn returned "
                              "labels")
-        spec = call_with_declared_args(self._model_fn, available)
+        spec = _call_user_model_fn(self._model_fn, available)
         if not isinstance(spec, EstimatorSpec):
             raise TypeError(f"model_fn must return an EstimatorSpec, got {spec!r}")
         if spec.mode != mode:
@@ -164,7 +208,11 @@ class Estimator:
                 ps_tasks=config.num_ps_replicas,
                 worker_device=f"/job:{config.task_type}/task:{config.task_id}",
                 merge_devices=True, cluster=config.cluster_spec)
-        return None
+        return strategy_device("train_distribute", config.train_distribute)
+
+    def _eval_device(self):
+        """The device of eval_distribute's OneDeviceStrategy, or None."""
+        return strategy_device("eval_distribute", self._config.eval_distribute)
 
     def _new_graph(self):
         graph = tf.Graph()
@@ -283,18 +331,23 @@ class Estimator:
                     return step >= max_steps
                 return steps is not None and step >= start["step"] + steps
 
-            last = session.run(stop_at)
+            def target_step(first_step):
+                return max_steps if max_steps is not None else (
+                    first_step + steps if steps is not None else None)
+
+            last = session.run(stop_at, target_step_fn=target_step)
         logging.info("Training finished at global step %d.", last)
         return self
 
     def _build_train_session(self, input_fn, hooks, listeners):
         config = self._config
         global_step = tf.train.get_or_create_global_step()
-        features, labels, iterator_init = self._call_input_fn(input_fn, ModeKeys.TRAIN)
-        spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
+        inputs = self._call_input_fn(input_fn, ModeKeys.TRAIN)
+        features = inputs.features
+        spec = self._call_model_fn(features, inputs.labels, ModeKeys.TRAIN)
         if self._warm_start is not None and config.is_chief:
             self._apply_warm_start()
-        scaffold = self._scaffold_with_input(spec.scaffold, iterator_init)
+        scaffold = self._scaffold_with_input(spec.scaffold, inputs.initializer)
         all_hooks = list(hooks) + list(spec.training_hooks)
         if config.is_chief:
             all_hooks += list(spec.training_chief_hooks)
@@ -351,39 +404,57 @@ class Estimator:
             logging.warning("No checkpoint in %s; evaluating freshly initialised "
                             "variables.", self._model_dir)
         graph = self._new_graph()
-        with graph.as_default():
+        with graph.as_default(), tf.device(self._eval_device()):
             metrics = self._run_evaluation(input_fn, steps, hooks, checkpoint_path)
         self._write_eval_summary(self.eval_dir(name), metrics)
         logging.info("Evaluation at step %d: %s", metrics["global_step"],
                      ", ".join(f"{k} = {v}" for k, v in sorted(metrics.items())))
         return metrics
 
-    def _run_evaluation(self, input_fn, steps, hooks, checkpoint_path):
+    def _run_evaluation(self, input_fn, steps, hooks, checkpoint_path,
+                        variable_values=None):
+        """Builds the eval graph and runs it; returns the metrics dict.
+
+        `variable_values` ({variable name: value}) evaluates those values instead of
+        a checkpoint (the in-memory evaluator hook).
+        """
         global_step = tf.train.get_or_create_global_step()
-        features, labels, iterator_init = self._call_input_fn(input_fn, ModeKeys.EVAL)
-        spec = self._call_model_fn(features, labels, ModeKeys.EVAL)
+        inputs = self._call_input_fn(input_fn, ModeKeys.EVAL)
+        spec = self._call_model_fn(inputs.features, inputs.labels, ModeKeys.EVAL)
         metric_ops = dict(spec.eval_metric_ops)
         metric_ops.setdefault("loss", tf.metrics.mean(spec.loss))
         update_op = tf.group(*[op for _, op in metric_ops.values()])
         values = {name: value for name, (value, _) in metric_ops.items()}
         values["global_step"] = global_step
-        scaffold = self._scaffold_with_input(spec.scaffold, iterator_init)
+        scaffold = self._scaffold_with_input(spec.scaffold, inputs.initializer)
+        if variable_values is not None:
+            scaffold = _scaffold_loading(scaffold, variable_values)
         all_hooks = list(hooks) + list(spec.evaluation_hooks)
         with RestoredSession(scaffold, checkpoint_path, self._local_session_config(),
-                              self._config.evaluation_master, all_hooks) as session:
-            run_update = session.make_callable(update_op)
-            done = 0
-            while steps is None or done < steps:
-                try:
-                    _, stop = run_with_hooks(session, all_hooks, update_op,
-                                             fast_fn=run_update)
-                except tf.errors.OutOfRangeError:
-                    break
-                done += 1
-                if stop:
-                    break
+                             self._config.evaluation_master, all_hooks) as session:
+            total = _eval_batches(session, inputs.cardinality, steps)
+            done = _run_eval_loop(session, all_hooks, update_op, steps, total)
+            if done == 0:
+                raise ValueError("evaluation ran no batch: the eval input_fn produced "
+                                 "no data (an empty dataset?); metrics would be "
+                                 "meaningless")
             metrics = session.run(values)
         return {name: _to_python(value) for name, value in metrics.items()}
+
+    def _evaluate_values(self, input_fn, steps, hooks, name, variable_values):
+        """Evaluates given variable values instead of a checkpoint.
+
+        Used by experimental.InMemoryEvaluatorHook during training; results are
+        written to eval_dir(name) like evaluate()'s.
+        """
+        graph = self._new_graph()
+        with graph.as_default(), tf.device(self._eval_device()):
+            metrics = self._run_evaluation(input_fn, steps, hooks, None,
+                                           variable_values=variable_values)
+        self._write_eval_summary(self.eval_dir(name), metrics)
+        logging.info("In-memory evaluation at step %d: %s", metrics["global_step"],
+                     ", ".join(f"{k} = {v}" for k, v in sorted(metrics.items())))
+        return metrics
 
     def _write_eval_summary(self, eval_dir, metrics):
         scalars = {k: v for k, v in metrics.items() if k != "global_step"}
@@ -412,26 +483,31 @@ class Estimator:
           the prediction values.
 
         Raises:
-          ValueError: no checkpoint, unknown predict_keys, or batch sizes differ.
+          ValueError: unknown predict_keys, or batch sizes differ.
         """
         hooks = validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
                                             "SessionRunHook")
-        checkpoint_path = self._require_checkpoint(checkpoint_path)
+        checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        if checkpoint_path is None:
+            logging.warning("No checkpoint in %s; predicting with freshly initialised "
+                            "variables.", self._model_dir)
         graph = self._new_graph()
         with graph.as_default():
             tf.train.get_or_create_global_step()
-            features, _, iterator_init = self._call_input_fn(input_fn, ModeKeys.PREDICT)
-            spec = self._call_model_fn(features, None, ModeKeys.PREDICT)
+            inputs = self._call_input_fn(input_fn, ModeKeys.PREDICT)
+            spec = self._call_model_fn(inputs.features, None, ModeKeys.PREDICT)
             predictions = _select_predictions(spec.predictions, predict_keys)
-            scaffold = self._scaffold_with_input(spec.scaffold, iterator_init)
+            scaffold = self._scaffold_with_input(spec.scaffold, inputs.initializer)
             all_hooks = list(hooks) + list(spec.prediction_hooks)
             with RestoredSession(scaffold, checkpoint_path,
                                   self._local_session_config(),
                                   self._config.evaluation_master, all_hooks) as session:
+                run_predictions = session.make_callable(predictions)
                 stop = False
                 while not stop:
                     try:
-                        batch, stop = run_with_hooks(session, all_hooks, predictions)
+                        batch, stop = run_with_hooks(session, all_hooks, predictions,
+                                                     fast_fn=run_predictions)
                     except tf.errors.OutOfRangeError:
                         break
                     if yield_single_examples:
@@ -442,7 +518,8 @@ class Estimator:
     # Export ------------------------------------------------------------------------
 
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
-                           assets_extra=None, as_text=False, checkpoint_path=None):
+                           assets_extra=None, as_text=False, checkpoint_path=None,
+                           experimental_mode=ModeKeys.PREDICT):
         """Exports the model as a SavedModel in a new timestamped directory.
 
         The SavedModel is written to a temp dir and renamed, so a reader never sees
@@ -454,21 +531,42 @@ class Estimator:
           assets_extra: dict of destination path (under assets.extra) to source.
           as_text: write the SavedModel proto as text.
           checkpoint_path: checkpoint to export (default: latest).
+          experimental_mode: only ModeKeys.PREDICT (serving) is supported.
 
         Returns:
           The export directory path (str).
 
         Raises:
-          ValueError: no checkpoint to export.
+          ValueError: no checkpoint to export, or a mode other than PREDICT.
           TypeError: serving_input_receiver_fn does not return a receiver.
         """
+        if experimental_mode != ModeKeys.PREDICT:
+            raise ValueError("experimental_mode must be ModeKeys.PREDICT ('infer'); "
+                             "train/eval SavedModels are not supported, got "
+                             f"{experimental_mode!r}")
+        return self._export(export_dir_base, serving_input_receiver_fn, assets_extra,
+                            as_text, checkpoint_path, strip_default_attrs=True)
+
+    def export_savedmodel(self, export_dir_base, serving_input_receiver_fn,
+                          assets_extra=None, as_text=False, checkpoint_path=None,
+                          strip_default_attrs=False):
+        """TF1 name of export_saved_model, with its `strip_default_attrs` switch.
+
+        `strip_default_attrs=True` leaves default-valued op attributes out of the
+        graph, so older TensorFlow binaries can load the SavedModel.
+        """
+        return self._export(export_dir_base, serving_input_receiver_fn, assets_extra,
+                            as_text, checkpoint_path, bool(strip_default_attrs))
+
+    def _export(self, export_dir_base, serving_input_receiver_fn, assets_extra,
+                as_text, checkpoint_path, strip_default_attrs):
         validation.check_callable("serving_input_receiver_fn", serving_input_receiver_fn)
         checkpoint_path = self._require_checkpoint(checkpoint_path)
         export_dir = saved_model_lib.make_export_dir(os.fspath(export_dir_base))
 
         def write(temp_dir):
             self._write_saved_model(temp_dir, serving_input_receiver_fn, checkpoint_path,
-                                    as_text)
+                                    as_text, strip_default_attrs)
             _copy_assets_extra(temp_dir, assets_extra)
 
         saved_model_lib.write_atomically(export_dir, write)
@@ -476,7 +574,7 @@ class Estimator:
         return export_dir
 
     def _write_saved_model(self, temp_dir, serving_input_receiver_fn, checkpoint_path,
-                           as_text):
+                           as_text, strip_default_attrs):
         graph = self._new_graph()
         with graph.as_default():
             tf.train.get_or_create_global_step()
@@ -499,7 +597,8 @@ class Estimator:
                     session, [tf.saved_model.tag_constants.SERVING],
                     signature_def_map=signatures,
                     assets_collection=tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS),
-                    main_op=init_op, clear_devices=True, strip_default_attrs=True,
+                    main_op=init_op, clear_devices=True,
+                    strip_default_attrs=strip_default_attrs,
                     saver=saver)
                 builder.save(as_text)
 
@@ -547,8 +646,10 @@ def _unbatch(batch):
     if len(distinct) != 1 or None in distinct:
         raise ValueError("yield_single_examples=True needs every prediction to have "
                          f"the same batch size (dimension 0); got {sizes}")
-    for i in range(distinct.pop()):
-        yield {key: value[i] for key, value in batch.items()}
+    keys = tuple(batch)
+    # zip over the arrays builds each example's dict without per-key indexing.
+    for values in zip(*batch.values(), strict=True):
+        yield dict(zip(keys, values, strict=True))
 
 
 def _to_python(value):
@@ -562,3 +663,56 @@ def _copy_assets_extra(export_dir, assets_extra):
         target = os.path.join(export_dir, "assets.extra", dest)
         tf.io.gfile.makedirs(os.path.dirname(target))
         tf.io.gfile.copy(source, target, overwrite=True)
+
+
+def _scaffold_loading(scaffold, variable_values):
+    """A scaffold that initialises, then loads `variable_values` by variable name."""
+    def load(unused_scaffold, session):
+        del unused_scaffold
+        for variable in tf.global_variables():
+            value = variable_values.get(variable.op.name)
+            if value is not None:
+                variable.load(value, session)
+    return tf.train.Scaffold(init_fn=load, copy_from_scaffold=scaffold)
+
+
+def _eval_batches(session, cardinality, steps):
+    """How many batches this evaluation will run, or None when unknown.
+
+    Raises:
+      ValueError: the eval dataset is infinite and `steps` is None (it would
+        never end).
+    """
+    if cardinality is None:
+        return steps
+    count = int(session.run(cardinality))
+    if count == tf.data.experimental.INFINITE_CARDINALITY:
+        if steps is None:
+            raise ValueError("the eval input_fn returns an infinite dataset (it "
+                             "repeats forever) and steps is None, so evaluation "
+                             "would never end; pass steps or stop repeating")
+        return steps
+    if count < 0:  # unknown (e.g. after filter)
+        return steps
+    return count if steps is None else min(count, steps)
+
+
+def _run_eval_loop(session, hooks, update_op, steps, total):
+    """Runs update_op until `steps`, the end of input or a hook's stop.
+
+    Logs progress every tenth of `total` when it is known. Returns the batches run.
+    """
+    run_update = session.make_callable(update_op)
+    log_every = max(1, total // 10) if total else None
+    done = 0
+    while steps is None or done < steps:
+        try:
+            _, stop = run_with_hooks(session, hooks, update_op, fast_fn=run_update)
+        except tf.errors.OutOfRangeError:
+            break
+        done += 1
+        if log_every and (done % log_every == 0 or done == total):
+            logging.info("Evaluation [%d/%d]", done, total)
+        if stop:
+            break
+    return done

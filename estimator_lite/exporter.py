@@ -177,11 +177,14 @@ class BestExporter(_SavedModelExporter):
 
         Raises:
           TypeError: serving_input_receiver_fn or compare_fn is not callable.
-          ValueError: compare_fn does not take (best_eval_result,
+          ValueError: compare_fn is None or does not take (best_eval_result,
             current_eval_result), or a bad name/exports_to_keep.
         """
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text,
                          exports_to_keep)
+        if compare_fn is None:
+            raise ValueError("compare_fn must not be None; give a function of "
+                             "(best_eval_result, current_eval_result)")
         validation.check_callable("compare_fn", compare_fn)
         _check_compare_fn_args(compare_fn)
         if event_file_pattern is not None and not isinstance(event_file_pattern, str):

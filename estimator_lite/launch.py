@@ -14,6 +14,7 @@ exit by themselves (they do: see estimator_lite.completion).
 import argparse
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -60,13 +61,12 @@ def plan_roles(num_ps, num_workers, evaluator):
 
 
 def _parse(argv):
-    if "--" not in argv:
-        raise SystemExit("usage: python -m estimator_lite.launch [options] -- COMMAND "
-                         "[ARGS]  (the command after '--' is run once per role)")
-    split = argv.index("--")
+    split = argv.index("--") if "--" in argv else len(argv)
     parser = argparse.ArgumentParser(
         prog="python -m estimator_lite.launch",
-        description="Run COMMAND as a local TF_CONFIG cluster on 127.0.0.1.")
+        usage="%(prog)s [options] -- COMMAND [ARGS]",
+        description="Run COMMAND as a local TF_CONFIG cluster on 127.0.0.1 (the "
+                    "command after '--' is run once per role).")
     parser.add_argument("--ps", type=int, default=1, help="number of ps tasks")
     parser.add_argument("--workers", type=int, default=1,
                         help="number of workers besides the chief")
@@ -170,6 +170,10 @@ def _supervise(roles, args, printer):
 def main(argv=None):
     """Runs the command once per role; returns the process exit code."""
     args, command = _parse(list(sys.argv[1:] if argv is None else argv))
+    if shutil.which(command[0]) is None:
+        print(f"estimator-lite-launch: command not found: {command[0]!r} (the command "
+              "after '--' must be an executable on PATH, e.g. python)", file=sys.stderr)
+        return 127
     cluster = cluster_lib.local_cluster_spec(num_ps=args.ps, num_workers=args.workers)
     roles = plan_roles(args.ps, args.workers, args.evaluator)
     printer = _Printer(sys.stdout)

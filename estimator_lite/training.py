@@ -16,6 +16,7 @@ from estimator_lite._engine import completion, event_files, validation
 from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine.timer import Timer
 from estimator_lite._tf import logging, tf
+from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.run_config import TaskType
 
 __all__ = ["TrainSpec", "EvalSpec", "EstimatorLike", "train_and_evaluate"]
@@ -29,8 +30,9 @@ _MARKER_POLL_SECS = 1
 # After the chief's marker, a ps task waits at most this long for workers that have
 # not marked themselves done (a crashed worker must not keep the ps alive forever).
 _PS_GRACE_SECS = 60
-# Errors that mean "this checkpoint is gone or broken", not "evaluation is broken".
-_UNREADABLE_CHECKPOINT_ERRORS = (tf.errors.NotFoundError, tf.errors.DataLossError)
+# What restoring a vanished (GC'd), truncated or corrupt checkpoint raises; such an
+# error is skipped only once the checkpoint is shown to be unreadable.
+_RESTORE_ERRORS = (tf.errors.OpError, ValueError)
 
 
 def _now():
@@ -102,6 +104,9 @@ def _check_exporters(exporters):
         return ()
     if isinstance(exporters, exporter_lib.Exporter):
         exporters = (exporters,)
+    if isinstance(exporters, (str, bytes)):
+        raise TypeError("exporters must be an Exporter, an iterable of Exporters or "
+                        f"None; got the string {exporters!r}")
     exporters = validation.check_instances("exporters", exporters,
                                             exporter_lib.Exporter, "Exporter")
     names = []
@@ -218,6 +223,8 @@ class _Evaluator:
         eval_dir_name = model_dir_lib.eval_dir_name(eval_spec.name)
         for exporter in eval_spec.exporters:
             exporter.bind_eval_dir(eval_dir_name)
+            saved_model_lib.remove_stale_temp_dirs(
+                model_dir_lib.export_dir(estimator.model_dir, exporter.name))
         self.last_result = None
         self.last_export_results = []
 
@@ -259,10 +266,12 @@ class _Evaluator:
             metrics = self._estimator.evaluate(spec.input_fn, steps=spec.steps,
                                                hooks=list(spec.hooks),
                                                checkpoint_path=latest, name=spec.name)
-        except _UNREADABLE_CHECKPOINT_ERRORS as e:
-            logging.warning("Skipping checkpoint %s: it vanished or cannot be read "
-                            "(%s: %s).", latest, type(e).__name__, e)
+        except _RESTORE_ERRORS as e:
+            _skip_or_raise(latest, e, "evaluating")
             return _EvalResult(_EvalStatus.MISSING_CHECKPOINT), []
+        if not isinstance(metrics, dict):
+            raise TypeError(f"estimator.evaluate must return a dict of metrics, got "
+                            f"{metrics!r} of type {type(metrics).__name__}")
         result = _EvalResult(_EvalStatus.EVALUATED, metrics, latest)
         step = metrics["global_step"]
         final = (is_final or (final_step is not None and step >= final_step) or
@@ -290,12 +299,30 @@ class _Evaluator:
         for exporter in self._eval_spec.exporters:
             export_path = model_dir_lib.export_dir(self._estimator.model_dir,
                                                    exporter.name)
-            export_results.append(exporter.export(
-                self._estimator, export_path, result.checkpoint_path,
-                result.metrics, is_final))
+            try:
+                export_results.append(exporter.export(
+                    self._estimator, export_path, result.checkpoint_path,
+                    result.metrics, is_final))
+            except _RESTORE_ERRORS as e:
+                _skip_or_raise(result.checkpoint_path, e, f"exporting ({exporter.name})")
+                export_results.append(None)
         if is_final:
             self._final_export_done = True
         return export_results
+
+
+def _skip_or_raise(checkpoint_path, error, doing):
+    """Skips a checkpoint that became unreadable; re-raises any other failure.
+
+    The chief garbage-collects old checkpoints and a crash can leave a truncated
+    one: neither is the evaluator's fault, so it logs and moves on. An error on a
+    checkpoint that still reads back is a real failure and propagates.
+    """
+    if model_dir_lib.checkpoint_is_readable(checkpoint_path):
+        raise error
+    logging.warning("Skipping checkpoint %s while %s: it vanished or cannot be read "
+                    "(%s: %s). The next checkpoint will be used.", checkpoint_path,
+                    doing, type(error).__name__, str(error).splitlines()[0])
 
 
 class _NewCheckpointListenerForEvaluate(tf.train.CheckpointSaverListener):
@@ -556,13 +583,14 @@ class _TrainingExecutor:
           (metrics, export_results) of the last evaluation, or (None, None).
         """
         spec = self._eval_spec
+        # Watch before the start delay: it counts towards an old marker's grace.
+        watcher = completion.CompletionWatcher(self._estimator.model_dir,
+                                               self._train_spec.max_steps, _now)
         if spec.start_delay_secs:
             logging.info("Waiting %s secs before the first evaluation.",
                          spec.start_delay_secs)
             time.sleep(spec.start_delay_secs)
         evaluator = self._make_evaluator()
-        watcher = completion.CompletionWatcher(self._estimator.model_dir,
-                                               self._train_spec.max_steps, _now)
         listener = self._continuous_eval_listener
         while True:
             start = _now()

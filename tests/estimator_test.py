@@ -197,8 +197,11 @@ def test_training_summaries_every_save_summary_steps(tmp_path):
 
 def test_predict_options(tmp_path):
     est = models.make_estimator(tmp_path)
+    # No checkpoint: like tf.estimator, predict warns and uses initial values;
+    # reading a variable has nothing to read.
+    assert next(est.predict(models.input_fn(epochs=1)))["y"] == [0.0]
     with pytest.raises(ValueError, match=ERR_NO_CHECKPOINT):
-        next(est.predict(models.input_fn(epochs=1)))
+        est.get_variable_names()
     est.train(models.input_fn(), max_steps=2)
     batches = list(est.predict(models.input_fn(n=40, batch_size=16, epochs=1),
                                yield_single_examples=False))
@@ -338,3 +341,25 @@ def test_distributed_training_with_real_servers(tmp_path, monkeypatch):
     assert steps[-1] >= 60
     assert all(s == 0 or s >= 20 for s in steps)
     assert len(servers) == 3
+
+
+def test_a_different_model_in_an_existing_model_dir_fails_before_writing(tmp_path):
+    est = models.make_estimator(tmp_path)
+    est.train(models.input_fn(), max_steps=10)
+    before = {n: os.path.getmtime(tmp_path / n) for n in os.listdir(tmp_path)}
+
+    def wider_model_fn(features, labels, mode):
+        w = tf.get_variable("w", [models.NUM_FEATURES, 2])  # was [4, 1]
+        loss = tf.reduce_mean(tf.square(tf.matmul(features["x"], w)[:, :1] - labels))
+        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.train.get_global_step())
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    other = el.Estimator(wider_model_fn, config=est.config)
+    with pytest.raises(ValueError) as info:
+        other.train(models.input_fn(), max_steps=20)
+    message = str(info.value)
+    assert "'w' has shape [4, 2] in the model but [4, 1]" in message
+    assert str(tmp_path) in message
+    after = {n: os.path.getmtime(tmp_path / n) for n in os.listdir(tmp_path)}
+    assert after == before  # nothing written, nothing rewritten

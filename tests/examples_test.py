@@ -53,3 +53,15 @@ def test_multitask_example_reports_both_heads(tmp_path):
     assert line, result.stdout
     assert float(line.group(1)) > 0.85 and float(line.group(2)) > 0.85
     assert int(line.group(3)) <= 400
+
+
+def test_canned_census_style_example_trains_exports_and_serves(tmp_path):
+    result = _run_example("canned_census_style.py", "--model-dir", str(tmp_path),
+                          "--max-steps", "300")
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = re.search(r"test accuracy ([\d.]+) \(evaluate\), ([\d.]+) \(reloaded "
+                     r"SavedModel (\S+)\), auc ([\d.]+) at step (\d+)", result.stdout)
+    assert line, result.stdout
+    assert float(line.group(1)) > 0.85
+    assert float(line.group(2)) == float(line.group(1))  # the SavedModel agrees
+    assert int(line.group(5)) == 300

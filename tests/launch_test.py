@@ -39,9 +39,10 @@ def test_plan_roles_and_labels():
     assert [r.trains for r in roles] == [True, True, False, False, False]
 
 
-def test_argument_errors():
-    with pytest.raises(SystemExit, match="usage"):
+def test_argument_errors(capsys):
+    with pytest.raises(SystemExit):
         launch.main(["--ps", "1"])
+    assert "no command after '--'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         launch.main(["--ps", "-1", "--", "python"])
     with pytest.raises(SystemExit):
@@ -134,3 +135,23 @@ def test_multi_process_cluster_trains_evaluates_exports_and_exits(tmp_path):
     assert int(evaluated.group(2)) == final_step  # the final checkpoint was evaluated
     assert float(evaluated.group(1)) > 0.8
     assert os.path.exists(os.path.join(evaluated.group(3), "saved_model.pb"))
+
+
+def test_missing_executable_is_a_clear_error_not_a_traceback():
+    result = subprocess.run(
+        [sys.executable, "-m", "estimator_lite.launch", "--", "no-such-program-xyz"],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 127
+    assert "command not found: 'no-such-program-xyz'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_help_does_not_import_tensorflow():
+    program = ("import sys, runpy\nsys.argv = ['launch', '--help']\n"
+               "try:\n    runpy.run_module('estimator_lite.launch', run_name='__main__')\n"
+               "except SystemExit:\n    pass\n"
+               "print('TF_LOADED', 'tensorflow' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True,
+                            text=True, timeout=60, check=True)
+    assert "usage:" in result.stdout
+    assert "TF_LOADED False" in result.stdout

@@ -37,7 +37,8 @@ def linear_model_fn(features, labels, mode, params):
     optimizer = tf.train.GradientDescentOptimizer(params.get("learning_rate", 0.1))
     train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
     metrics = {"mae": tf.metrics.mean_absolute_error(labels, predictions)}
-    return el.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics)
+    return el.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics,
+                            predictions={"y": predictions})
 
 
 def raw_serving_input_fn():

@@ -636,3 +636,76 @@ def test_in_process_cluster_every_role_finishes(tmp_path, monkeypatch):
     assert final_step >= 100
     assert metrics["global_step"] == final_step  # the final checkpoint was evaluated
     assert exports and os.path.exists(os.path.join(exports[0], "saved_model.pb"))
+
+
+def _truncate(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data[: len(data) // 2])
+
+
+def test_evaluator_skips_checkpoints_it_cannot_restore_real_files(tmp_path):
+    """GC'd between listing and restore, truncated data, or gone before the export."""
+    est = models.make_estimator(tmp_path, save_checkpoints_steps=10,
+                                keep_checkpoint_max=10)
+    est.train(models.input_fn(), max_steps=30)
+    paths = {step: str(tmp_path / f"model.ckpt-{step}") for step in (10, 20, 30)}
+    for name in os.listdir(tmp_path):  # 10: garbage-collected after it was listed
+        if name.startswith("model.ckpt-10."):
+            os.remove(tmp_path / name)
+    (data,) = [n for n in os.listdir(tmp_path) if n.startswith("model.ckpt-20.data")]
+    _truncate(tmp_path / data)  # 20: a crash mid-write
+    listed = iter([paths[10], paths[20], paths[30]])
+    current = {}
+
+    class Vanishing(el.LatestExporter):
+        def export(self, estimator, export_path, checkpoint_path, eval_result,
+                   is_the_final_export):
+            if eval_result["global_step"] == 30 and not current.get("deleted"):
+                current["deleted"] = True  # 30 vanishes between evaluation and export
+                saved = {n: (tmp_path / n).read_bytes() for n in os.listdir(tmp_path)
+                         if n.startswith("model.ckpt-30.")}
+                for name in saved:
+                    os.remove(tmp_path / name)
+                current["saved"] = saved
+            return super().export(estimator, export_path, checkpoint_path, eval_result,
+                                  is_the_final_export)
+
+    est.latest_checkpoint = lambda: current.setdefault("path", next(listed))
+    evaluator = training._Evaluator(est, el.EvalSpec(
+        models.input_fn(epochs=1), exporters=[Vanishing(
+            "latest", models.raw_serving_input_fn)]), 30)
+    for expected in (10, 20):
+        result, exports = evaluator.evaluate_and_export()
+        assert result.status == training._EvalStatus.MISSING_CHECKPOINT, expected
+        assert exports == []
+        current.pop("path")
+    result, exports = evaluator.evaluate_and_export()
+    assert result.metrics["global_step"] == 30 and exports == [None]
+    assert not os.path.exists(tmp_path / "export" / "latest") or not [
+        n for n in os.listdir(tmp_path / "export" / "latest") if n.isdigit()]
+
+
+def test_evaluator_still_raises_real_errors_on_a_good_checkpoint(tmp_path):
+    est = models.make_estimator(tmp_path)
+    est.train(models.input_fn(), max_steps=10)
+
+    def broken_input_fn():
+        raise ValueError("the eval data is misconfigured")
+
+    evaluator = training._Evaluator(est, el.EvalSpec(broken_input_fn), 10)
+    with pytest.raises(ValueError, match="misconfigured"):
+        evaluator.evaluate_and_export()
+
+
+def test_evaluator_removes_exports_left_half_written(tmp_path):
+    est = models.make_estimator(tmp_path)
+    stale = tmp_path / "export" / "latest" / "temp-1700000000"
+    stale.mkdir(parents=True)
+    (stale / "saved_model.pb").write_text("half")
+    keep = tmp_path / "export" / "latest" / "notes-temp-1"
+    keep.mkdir()
+    training._Evaluator(est, el.EvalSpec(_input_fn, exporters=[
+        el.LatestExporter("latest", models.raw_serving_input_fn)]), None)
+    assert not stale.exists() and keep.exists()

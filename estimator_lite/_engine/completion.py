@@ -84,27 +84,44 @@ def workers_done(model_dir):
 class CompletionWatcher:
     """Tells a ps task or the evaluator when the chief has finished this run.
 
-    A marker left by an earlier run must not end a new one, so a marker counts only
-    once the watcher has seen the file absent (the new chief clears it when it
-    starts), or when it was written after the watcher started.
+    A marker left by an earlier run must not end a new one, and a role started
+    after the run ended (a restarted pod) must still end. A marker counts when
+    - the watcher saw the file absent before (the new chief clears it at start), or
+      it was written after the watcher started: it is this run's; or
+    - it says the run reached this run's `max_steps`: no run with the same
+      `max_steps` can train past it, so whichever run wrote it, training is over; or
+    - it was already there and stayed unchanged for `grace_secs`: a new run's chief
+      would have cleared it by then (only needed when max_steps is None).
     """
 
-    def __init__(self, model_dir, max_steps, clock):
-        """Args: model_dir; the run's max_steps; clock, a no-argument time source."""
+    def __init__(self, model_dir, max_steps, clock, grace_secs=60):
+        """Args: model_dir; the run's max_steps; clock, a no-argument time source;
+        grace_secs, how long an old marker must stay before it is believed."""
         self._model_dir = model_dir
         self._max_steps = max_steps
         self._clock = clock
+        self._grace_secs = grace_secs
         self._start_secs = clock()
         self._seen_absent = False
+        self._first_seen = None  # (marker time, clock) of a pre-existing marker
+        self.poll()  # the grace period of a pre-existing marker starts now
 
     def poll(self):
         """Returns the TrainingComplete marker of this run, or None."""
         marker = read_training_complete(self._model_dir)
         if marker is None:
             self._seen_absent = True
+            self._first_seen = None
             return None
         if not marker.matches(self._max_steps):
             return None
         if self._seen_absent or marker.time_secs >= self._start_secs:
             return marker
-        return None
+        if self._max_steps is not None and marker.global_step >= self._max_steps:
+            return marker
+        return marker if self._old_marker_settled(marker) else None
+
+    def _old_marker_settled(self, marker):
+        if self._first_seen is None or self._first_seen[0] != marker.time_secs:
+            self._first_seen = (marker.time_secs, self._clock())
+        return self._clock() - self._first_seen[1] >= self._grace_secs

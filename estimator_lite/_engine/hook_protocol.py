@@ -119,7 +119,7 @@ class RestoredSession:
         else:
             session.run(self._scaffold.init_op, feed_dict=self._scaffold.init_feed_dict)
             if self._scaffold.init_fn is not None:
-                self._scaffold.init_fn(self._scaffold, session)
+                self._scaffold.init_fn(session)  # the Scaffold binds itself
         session.run(self._scaffold.local_init_op)
         coordinator = tf.train.Coordinator()
         for hook in self._hooks:

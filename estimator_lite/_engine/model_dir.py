@@ -90,6 +90,23 @@ def is_export_timestamp(basename):
     return basename.rstrip("/").isdigit()
 
 
+def is_stale_export_temp(basename):
+    """Whether `basename` is an export temp dir (``temp-<timestamp>``)."""
+    name = basename.rstrip("/")
+    return (name.startswith(TEMP_EXPORT_PREFIX)
+            and name[len(TEMP_EXPORT_PREFIX):].isdigit())
+
+
+def is_checkpoint_temp(basename):
+    """Whether `basename` is the Saver's temp dir of a sharded save
+    (``model.ckpt-<step>_temp...``), left behind when a save was killed."""
+    name = basename.rstrip("/")
+    prefix = f"{CHECKPOINT_BASENAME}-"
+    if not name.startswith(prefix) or "_temp" not in name:
+        return False
+    return name[len(prefix):].split("_temp", 1)[0].isdigit()
+
+
 def latest_checkpoint(model_dir):
     """Path of the newest checkpoint listed in model_dir's state file, or None."""
     return tf.train.latest_checkpoint(model_dir)
@@ -100,11 +117,71 @@ def checkpoint_paths(model_dir):
     state = tf.train.get_checkpoint_state(model_dir)
     if state is None:
         return []
-    return [_absolute(model_dir, p) for p in state.all_model_checkpoint_paths]
+    # get_checkpoint_state already puts model_dir in front of relative entries.
+    return list(state.all_model_checkpoint_paths)
 
 
-def _absolute(model_dir, path):
-    return path if os.path.isabs(path) or "://" in path else os.path.join(model_dir, path)
+def checkpoint_exists(checkpoint_path):
+    """Whether a checkpoint's files are there (V2: the `.index` file; V1: the file)."""
+    return (tf.io.gfile.exists(f"{checkpoint_path}.index")
+            or tf.io.gfile.exists(checkpoint_path))
+
+
+def checkpoint_is_readable(checkpoint_path):
+    """Whether every tensor of the checkpoint can be read back right now.
+
+    False when the checkpoint vanished (garbage-collected), or its index or data
+    is truncated or corrupt. Reads all the data: call it on a failure path only.
+    """
+    # What a vanished, truncated or corrupt checkpoint raises when read (the reader
+    # turns a short read into IndexError).
+    broken = (tf.errors.OpError, ValueError, IndexError)
+    try:
+        if not checkpoint_exists(checkpoint_path):
+            return False
+        reader = tf.train.NewCheckpointReader(checkpoint_path)
+        for name in reader.get_variable_to_shape_map():
+            reader.get_tensor(name)
+    except broken:
+        return False
+    return True
+
+
+def check_checkpoint_matches(checkpoint_path, variables, model_dir):
+    """Checks that a checkpoint holds these variables with the same shapes and dtypes.
+
+    Run before restoring, so that a different model pointed at an existing
+    model_dir fails before anything is written there.
+
+    Args:
+      checkpoint_path: the checkpoint about to be restored.
+      variables: the graph's global variables.
+      model_dir: for the message.
+
+    Raises:
+      ValueError: a variable in both has another shape or dtype in the checkpoint;
+        names the variable, both shapes (or dtypes) and the model_dir.
+    """
+    reader = tf.train.NewCheckpointReader(checkpoint_path)
+    shapes = reader.get_variable_to_shape_map()
+    dtypes = reader.get_variable_to_dtype_map()
+    for variable in variables:
+        name = variable.op.name
+        if name not in shapes:
+            continue
+        graph_shape = variable.shape.as_list()
+        if list(shapes[name]) != graph_shape:
+            raise ValueError(
+                f"variable {name!r} has shape {graph_shape} in the model but "
+                f"{list(shapes[name])} in checkpoint {checkpoint_path!r}: model_dir "
+                f"{model_dir!r} holds a different model; use another model_dir (or "
+                "estimator_lite.fresh_start to clear it)")
+        graph_dtype = variable.dtype.base_dtype
+        if dtypes[name].base_dtype != graph_dtype:
+            raise ValueError(
+                f"variable {name!r} has dtype {graph_dtype.name} in the model but "
+                f"{dtypes[name].name} in checkpoint {checkpoint_path!r}: model_dir "
+                f"{model_dir!r} holds a different model")
 
 
 def checkpoint_step(checkpoint_path):
@@ -118,7 +195,7 @@ def checkpoint_step(checkpoint_path):
     Raises:
       ValueError: neither the checkpoint nor its name gives a step.
     """
-    if tf.train.checkpoint_exists(checkpoint_path):
+    if checkpoint_exists(checkpoint_path):
         reader = tf.train.NewCheckpointReader(checkpoint_path)
         if reader.has_tensor(tf.GraphKeys.GLOBAL_STEP):
             return int(reader.get_tensor(tf.GraphKeys.GLOBAL_STEP))

@@ -9,11 +9,14 @@ bare ``session.run(train_op)``. Summaries, loss logging and SessionRunHook fetch
 go through a full ``session.run`` only on the steps where one of them is due.
 """
 
+import datetime
+import os
 import time
 
 from estimator_lite._engine import model_dir
 from estimator_lite._engine.event_files import new_summary_writer, scalar_summary
 from estimator_lite._engine.hook_protocol import run_with_hooks
+from estimator_lite._engine.shutdown import GracefulShutdown, grace_secs_from_env
 from estimator_lite._engine.timer import Timer
 from estimator_lite._tf import logging, tf
 
@@ -29,6 +32,21 @@ _NAN_STEP = -1
 # How often a non-chief checks whether the chief has initialised the model
 # (SessionManager's default of 30 s delays every worker start by up to that much).
 _READY_POLL_SECS = 1
+
+
+def _remove_checkpoint_temps(checkpoint_dir):
+    """Removes the temp dirs of sharded saves that were killed mid-write.
+
+    Only the chief saves into checkpoint_dir, and it calls this before it saves.
+    """
+    if not tf.io.gfile.isdir(checkpoint_dir):
+        return
+    for name in tf.io.gfile.listdir(checkpoint_dir):
+        path = os.path.join(checkpoint_dir, name.rstrip("/"))
+        if model_dir.is_checkpoint_temp(name) and tf.io.gfile.isdir(path):
+            logging.warning("Removing %s, left by a checkpoint save that did not "
+                            "finish.", path)
+            tf.io.gfile.rmtree(path)
 
 
 class NanLossDuringTrainingError(RuntimeError):
@@ -74,7 +92,9 @@ def build_step_guard(global_step, train_op, loss):
     """
     with tf.control_dependencies([train_op]):
         step_after = tf.identity(global_step)
-    finite = tf.reduce_all(tf.is_finite(loss))
+    # An integer loss cannot be NaN (and is_finite rejects integer dtypes).
+    finite = (tf.reduce_all(tf.is_finite(loss)) if loss.dtype.is_floating
+              else tf.constant(True))
     return tf.where(finite, tf.cast(step_after, tf.int64),
                     tf.constant(_NAN_STEP, tf.int64), name="step_guard")
 
@@ -150,6 +170,9 @@ class TrainSession:
         self._writer = None
         self._stop_requested = False
         self._rate_start = None
+        self._target_step_fn = None
+        self._target_step = None
+        self._shutdown = GracefulShutdown(0)  # replaced in run()
 
     def _build_summary_op(self):
         tf.summary.scalar("loss", self._loss)
@@ -163,23 +186,68 @@ class TrainSession:
             ready_op=self._scaffold.ready_op,
             ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
             graph=self._graph, recovery_wait_secs=_READY_POLL_SECS)
-        if self._is_chief:
-            ckpt_dir = self._checkpoint.checkpoint_dir if self._checkpoint else None
-            session = manager.prepare_session(
-                self._master, init_op=self._scaffold.init_op, saver=self._scaffold.saver,
-                checkpoint_dir=ckpt_dir, config=self._session_config,
-                init_feed_dict=self._scaffold.init_feed_dict,
-                init_fn=self._scaffold.init_fn)
-        else:
+        if not self._is_chief:
             session = manager.wait_for_session(
                 self._master, config=self._session_config,
                 max_wait_secs=self._creation_timeout_secs)
+        else:
+            session = self._adopt_live_model()
+            if session is None:
+                session = self._restore_or_initialize(manager)
         self._session = session
         self._run_step = session.make_callable(self._guard)
         coordinator = tf.train.Coordinator()
         for hook in self._hooks:
             hook.after_create_session(session, coordinator)
         return int(session.run(self._global_step))
+
+    def _restore_or_initialize(self, manager):
+        """Chief: restores the newest checkpoint (after checking it fits the graph)
+        or initialises the model."""
+        ckpt_dir = self._checkpoint.checkpoint_dir if self._checkpoint else None
+        latest = model_dir.latest_checkpoint(ckpt_dir) if ckpt_dir else None
+        if latest:
+            model_dir.check_checkpoint_matches(latest, tf.global_variables(), ckpt_dir)
+        if ckpt_dir:
+            tf.io.gfile.makedirs(ckpt_dir)  # the Saver does not create it
+            _remove_checkpoint_temps(ckpt_dir)
+        return manager.prepare_session(
+            self._master, init_op=self._scaffold.init_op, saver=self._scaffold.saver,
+            checkpoint_dir=ckpt_dir, config=self._session_config,
+            init_feed_dict=self._scaffold.init_feed_dict,
+            init_fn=self._scaffold.init_fn)
+
+    def _adopt_live_model(self):
+        """A restarted chief keeps the live model on the ps instead of going back.
+
+        When the ps tasks still hold every variable initialised and their global
+        step is ahead of the newest checkpoint (the workers kept training while the
+        chief was down), restoring that checkpoint would throw their steps away.
+
+        Returns:
+          A ready session on the live model, or None to initialise/restore as usual.
+        """
+        if not self._master or self._checkpoint is None:
+            return None  # no remote variables to keep
+        latest = model_dir.latest_checkpoint(self._checkpoint.checkpoint_dir)
+        session = tf.Session(self._master, graph=self._graph, config=self._session_config)
+        try:
+            if len(session.run(self._scaffold.ready_op)):
+                session.close()
+                return None
+            live_step = int(session.run(self._global_step))
+            saved_step = model_dir.checkpoint_step(latest) if latest else -1
+            if live_step <= saved_step:
+                session.close()
+                return None
+            session.run(self._scaffold.local_init_op)
+        except _RECOVERABLE_ERRORS:
+            session.close()
+            raise
+        logging.info("The ps holds a live model at global step %d, ahead of the newest "
+                     "checkpoint (step %d): keeping it instead of restoring.", live_step,
+                     saved_step)
+        return session
 
     def _close_session(self):
         if self._session is not None:
@@ -222,16 +290,31 @@ class TrainSession:
         elapsed = now - start_time
         rate = (step - start_step) / elapsed if elapsed > 0 else float("nan")
         values = {"global_step/sec": rate}
+        speed = f"{rate:.1f} steps/sec"
         if self._examples_per_step:
             values["examples/sec"] = rate * self._examples_per_step
-            logging.info("step %d: loss = %.6g (%.1f steps/sec, %.0f examples/sec)", step,
-                         loss, rate, values["examples/sec"])
-        else:
-            logging.info("step %d: loss = %.6g (%.1f steps/sec)", step, loss, rate)
+            speed += f", {values['examples/sec']:.0f} examples/sec"
+        logging.info("%s: loss = %.6g (%s)%s", self._progress(step), loss, speed,
+                     self._eta(step, rate))
         if self._writer is not None and elapsed > 0:
             self._writer.add_summary(scalar_summary(values), step)
         self._rate_start = (step, now)
         self._log_timer.mark(step)
+
+    def _progress(self, step):
+        """'step N', or 'step N/T (P%)' when the target step is known."""
+        target = self._target_step
+        if not target:
+            return f"step {step}"
+        return f"step {step}/{target} ({100 * step // target}%)"
+
+    def _eta(self, step, rate):
+        """', ETA h:mm:ss' from the recent rate when the target step is known."""
+        target = self._target_step
+        if not target or not rate > 0:
+            return ""
+        remaining_secs = max(0, target - step) / rate
+        return f", ETA {datetime.timedelta(seconds=round(remaining_secs))}"
 
     # The step --------------------------------------------------------------------
 
@@ -278,13 +361,15 @@ class TrainSession:
 
     # Public ----------------------------------------------------------------------------
 
-    def run(self, stop_at_step_fn):
+    def run(self, stop_at_step_fn, target_step_fn=None):
         """Trains until `stop_at_step_fn(step)` is true, a hook or listener stops
         training, or the input ends.
 
         Args:
           stop_at_step_fn: called with the global step after every step (and once
             after session creation); returns True to stop.
+          target_step_fn: called once with the first global step; returns the step
+            training ends at (for progress and ETA in the step log), or None.
 
         Returns:
           The last global step.
@@ -292,16 +377,18 @@ class TrainSession:
         Raises:
           NanLossDuringTrainingError: the loss became NaN or infinite.
         """
-        if self._summary_dir:
-            self._writer = new_summary_writer(self._summary_dir, graph=self._graph)
-        try:
-            step = self._train_until(stop_at_step_fn)
-            self._finish(step)
-            return step
-        finally:
-            if self._writer is not None:
-                self._writer.close()
-            self._close_session()
+        self._target_step_fn = target_step_fn
+        with GracefulShutdown(grace_secs_from_env()) as shutdown:
+            self._shutdown = shutdown
+            try:
+                step = self._train_until(stop_at_step_fn)
+                self._finish(step)
+            finally:
+                if self._writer is not None:
+                    self._writer.close()
+                self._close_session()
+        shutdown.raise_if_signalled()
+        return step
 
     def _start(self):
         step = self._create_session()
@@ -312,30 +399,72 @@ class TrainSession:
             self._stop_requested = True
         self._rate_start = (step, self._clock())
         self._log_timer.mark(step)
+        if self._target_step is None and self._target_step_fn is not None:
+            self._target_step = self._target_step_fn(step)
         return step
 
     def _train_until(self, stop_at_step_fn):
-        step = self._start()
-        while not self._stop_requested and not stop_at_step_fn(step):
+        """Trains, saving on schedule, until a stop; ends with a saved final step.
+
+        A lost ps or worker (Aborted/Unavailable) during a step or a save recreates
+        the session and goes on; so does one during the final save.
+        """
+        step = self._start_with_retries()
+        if self._summary_dir:
+            # Only once the session exists: a model_dir that holds another model
+            # fails in session creation, and then nothing may be written there.
+            self._writer = new_summary_writer(self._summary_dir, graph=self._graph)
+        input_ended = False
+        while True:
+            while not (input_ended or self._stopping() or stop_at_step_fn(step)):
+                try:
+                    step = self._step(step)
+                    if self._save_timer.due(step) and self._save(step):
+                        self._stop_requested = True
+                except tf.errors.OutOfRangeError:
+                    logging.info("Input ended at global step %d; stopping training.",
+                                 step)
+                    input_ended = True
+                except _RECOVERABLE_ERRORS as e:
+                    step = self._recover(e)
             try:
-                step = self._step(step)
-            except tf.errors.OutOfRangeError:
-                logging.info("Input ended at global step %d; stopping training.", step)
-                break
+                return self._save_final(step)
             except _RECOVERABLE_ERRORS as e:
-                logging.warning("Session failed (%s); recreating it.", type(e).__name__)
+                step = self._recover(e)
+
+    def _stopping(self):
+        return self._stop_requested or self._shutdown.signum is not None
+
+    def _recover(self, error):
+        logging.warning("Session failed (%s: %s); recreating it.", type(error).__name__,
+                        str(error).splitlines()[0] if str(error) else "")
+        self._close_session()
+        return self._start_with_retries()
+
+    def _start_with_retries(self):
+        """Creates the session, retrying while the cluster is unavailable."""
+        deadline = self._clock() + self._creation_timeout_secs
+        while True:
+            try:
+                return self._start()
+            except _RECOVERABLE_ERRORS as e:
                 self._close_session()
-                step = self._start()
-                continue
-            if self._save_timer.due(step) and self._save(step):
-                self._stop_requested = True
+                if self._clock() >= deadline or self._shutdown.signum is not None:
+                    raise
+                logging.warning("Could not start the session (%s); retrying.",
+                                type(e).__name__)
+                time.sleep(_READY_POLL_SECS)
+
+    def _save_final(self, step):
+        """Saves the last step unless it was just saved; returns the step."""
+        ckpt = self._checkpoint
+        if ckpt is not None and ckpt.enabled and self._save_timer.last_step != step:
+            self._save(step)
         return step
 
     def _finish(self, step):
         ckpt = self._checkpoint
         if ckpt is not None and ckpt.enabled:
-            if self._save_timer.last_step != step:
-                self._save(step)
             for listener in ckpt.listeners:
                 listener.end(self._session, step)
         for hook in self._hooks:

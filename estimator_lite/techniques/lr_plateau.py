@@ -82,7 +82,7 @@ class ReduceLearningRateOnPlateau:
     def learning_rate(self, base_learning_rate):
         """The learning rate to give the optimizer: base times the current factor."""
         rate = tf.multiply(tf.cast(base_learning_rate, tf.float32), _scale_variable(),
-                           name="learning_rate")
+                           name="scaled_learning_rate")  # the summary owns the tag
         tf.summary.scalar("learning_rate", rate)
         return rate
 
@@ -170,7 +170,7 @@ class _PlateauHook(tf.train.SessionRunHook):
         if self._saver is not None and self._best_step is not None:
             best = model_dir_lib.checkpoint_path(self._estimator.model_dir,
                                                  self._best_step)
-            if tf.train.checkpoint_exists(best):
+            if model_dir_lib.checkpoint_exists(best):
                 logging.info("Restoring the best checkpoint %s", best)
                 self._saver.restore(session, best)
         session.run(self._assign, {self._new_scale: new_scale})

@@ -52,6 +52,11 @@ class ModelAverageCustomGetter:
     def __call__(self, getter, name, *args, **kwargs):
         if not kwargs.get("trainable", True):
             return getter(name, *args, **kwargs)
+        # Both copies are resource variables, even where the model asks for reference
+        # ones (TF1 code: use_resource=False): averaging assigns them inside a cond,
+        # which reference variables cannot do under control flow v2. Checkpoints
+        # store the same tensors either way.
+        kwargs["use_resource"] = True
         center = getter(name, *args, **dict(kwargs, trainable=False, collections=[
             tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.MODEL_VARIABLES]))
         with tf.device(self._worker_device):
@@ -129,7 +134,7 @@ class ModelAverageOptimizer(OptimizerWrapper):
             local_update = self.wrapped.apply_gradients(grads_and_vars, global_step)
             local_step = tf.get_variable(
                 f"{self._name}/local_step", shape=[], dtype=tf.int64, trainable=False,
-                initializer=tf.zeros_initializer())
+                initializer=tf.zeros_initializer(), use_resource=True)
         self._local_step = local_step
         accumulators, tokens = self._sync_resources(pairs)
         with tf.control_dependencies([local_update]):

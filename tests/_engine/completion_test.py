@@ -61,3 +61,37 @@ def test_watcher_ignores_a_marker_for_other_max_steps(tmp_path):
     watcher.poll()
     completion.write_training_complete(directory, 20, 20, 2000.0)
     assert watcher.poll() is None
+
+
+def test_a_role_started_after_the_end_still_ends(tmp_path):
+    """max_steps None: an old marker is believed once it stayed for the grace."""
+    directory = str(tmp_path)
+    completion.write_training_complete(directory, 300, None, 500.0)
+    clock = FakeClock(1000.0)
+    watcher = completion.CompletionWatcher(directory, None, clock, grace_secs=60)
+    assert watcher.poll() is None
+    clock.now += 59
+    assert watcher.poll() is None
+    clock.now += 1
+    assert watcher.poll().global_step == 300
+
+
+def test_a_new_chief_clearing_the_marker_within_the_grace_wins(tmp_path):
+    directory = str(tmp_path)
+    completion.write_training_complete(directory, 300, None, 500.0)
+    clock = FakeClock(1000.0)
+    watcher = completion.CompletionWatcher(directory, None, clock, grace_secs=60)
+    clock.now += 30
+    completion.clear_markers(directory)  # the new run's chief starts
+    assert watcher.poll() is None
+    clock.now += 100
+    assert watcher.poll() is None  # nothing to believe until this run ends
+    completion.write_training_complete(directory, 600, None, clock.now)
+    assert watcher.poll().global_step == 600
+
+
+def test_a_marker_that_reached_max_steps_is_believed_at_once(tmp_path):
+    directory = str(tmp_path)
+    completion.write_training_complete(directory, 100, 100, 500.0)
+    watcher = completion.CompletionWatcher(directory, 100, FakeClock(1000.0))
+    assert watcher.poll().global_step == 100

@@ -82,3 +82,9 @@ def test_owned_patterns_are_built_from_the_names():
         model_dir.OWNED_DIR_PATTERNS)
 def test_checkpoint_path():
     assert model_dir.checkpoint_path("/m", 42) == os.path.join("/m", "model.ckpt-42")
+
+
+def test_checkpoint_paths_with_a_relative_model_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _save_checkpoints("rel", [3])
+    assert model_dir.checkpoint_paths("rel") == [os.path.join("rel", "model.ckpt-3")]

@@ -145,3 +145,21 @@ def test_public_names():
                  "build_parsing_serving_input_receiver_fn", "ClassificationOutput",
                  "RegressionOutput", "PredictOutput"):
         assert hasattr(el.export, name)
+
+
+def test_eval_output_names_like_tf_estimator():
+    with tf.Graph().as_default():
+        loss = tf.constant(1.0)
+        value, update = tf.metrics.mean(loss)
+        out = el.export.EvalOutput(loss=loss, predictions={"a": tf.constant([1.0])},
+                                   metrics={"mean": (value, update)})
+        sig = out.as_signature_def({"x": tf.placeholder(tf.float32)})
+        assert sig.method_name == "tensorflow/supervised/eval"
+        assert sorted(sig.outputs) == ["loss", "metrics/mean/update_op",
+                                       "metrics/mean/value", "predictions/a"]
+        dict_loss = el.export.EvalOutput(loss={"l": loss}, predictions=tf.constant([2.0]))
+        assert sorted(dict_loss.outputs) == ["loss/l", "predictions"]
+        with pytest.raises(ValueError, match="loss output value must be a Tensor"):
+            el.export.EvalOutput(loss="x")
+        with pytest.raises(ValueError, match=r"metrics\['m'\] must be a \(value, upd"):
+            el.export.EvalOutput(metrics={"m": value})

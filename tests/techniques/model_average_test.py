@@ -28,7 +28,7 @@ def _sgd_step(w, index):
     return w - LEARNING_RATE * (2.0 / len(x)) * x.T @ (x @ w - y)
 
 
-def _run_worker(index, cluster, server, chief_ready, record, errors):
+def _run_worker(index, cluster, server, chief_ready, record, errors, use_resource):
     try:
         graph = tf.Graph()
         with graph.as_default():
@@ -40,7 +40,8 @@ def _run_worker(index, cluster, server, chief_ready, record, errors):
                 global_step = tf.train.get_or_create_global_step()
                 with tf.variable_scope("", custom_getter=getter):
                     w = tf.get_variable("w", [4, 1],
-                                        initializer=tf.random_normal_initializer())
+                                        initializer=tf.random_normal_initializer(),
+                                        use_resource=use_resource)
                 x, y = _worker_batch(index)
                 loss = tf.reduce_mean(tf.square(tf.matmul(tf.constant(x), w) - y))
                 optimizer = ModelAverageOptimizer(
@@ -67,7 +68,9 @@ def _run_worker(index, cluster, server, chief_ready, record, errors):
         chief_ready.set()
 
 
-def test_workers_average_into_the_center_every_interval():
+@pytest.mark.parametrize("use_resource", [True, False], ids=["resource", "reference"])
+def test_workers_average_into_the_center_every_interval(use_resource):
+    """TF1 code creates reference variables (use_resource=False); both kinds work."""
     cluster = cluster_lib.local_cluster_spec(num_ps=1, num_workers=2, chief=False)
     spec = tf.train.ClusterSpec(cluster)
     servers = [tf.train.Server(spec, job_name=job, task_index=i)
@@ -75,7 +78,8 @@ def test_workers_average_into_the_center_every_interval():
     record, errors = {}, []
     chief_ready = threading.Event()
     threads = [threading.Thread(target=_run_worker, daemon=True, args=(
-        i, cluster, servers[1 + i], chief_ready, record, errors)) for i in range(2)]
+        i, cluster, servers[1 + i], chief_ready, record, errors, use_resource))
+        for i in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
