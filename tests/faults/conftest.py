@@ -1,0 +1,42 @@
+"""Fixtures of the fault-injection suite: clusters that clean up and show their logs."""
+
+import pytest
+
+from tests.faults.cluster import Cluster
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: a fault scenario that takes a minute or more (CI runs it too)")
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """Keeps each phase's report on the test item, so fixtures can see failures."""
+    del call
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"faults_report_{report.when}", report)
+
+
+@pytest.fixture
+def make_cluster(tmp_path, request):
+    """Returns a factory of Clusters under tmp_path.
+
+    At teardown every process the clusters started is SIGKILLed if still alive,
+    and when the test failed the tail of every role's log is printed (pytest
+    shows it under "Captured stdout teardown"; the full logs stay in tmp_path).
+    """
+    clusters = []
+
+    def make(job_args=(), **kwargs):
+        cluster = Cluster(tmp_path / f"cluster{len(clusters)}", job_args, **kwargs)
+        clusters.append(cluster)
+        return cluster
+
+    yield make
+    report = getattr(request.node, "faults_report_call", None)
+    for cluster in clusters:
+        cluster.stop_all()
+        if report is None or report.failed:
+            print(f"\n##### logs of {cluster.work_dir}\n{cluster.log_tails()}")
