@@ -6,7 +6,9 @@ A drop-in for the parts of TF Estimator that TensorFlow 2.16 removed:
 Layers, top to bottom (each imports only from the layers below it):
 - the tf.estimator API, under tf.estimator's own module names: `estimator`,
   `model_fn`, `run_config`, `training`, `exporter`, `early_stopping`,
-  `experimental`, `export/` (receivers, outputs, SavedModel writing), `launch`;
+  `experimental`, `hooks`, `extenders`, `parsing_utils`, `export/` (receivers,
+  outputs, SavedModel writing), `inputs/`, `head/`, `canned/`; tools `launch` and
+  `inspect`;
 - `techniques/`: what tf.estimator lacked (towers, gradient accumulation, model
   averaging, LR plateau, multi-task, periodic export, fresh start); never imports
   `estimator` or `training`;

@@ -16,8 +16,7 @@ import os
 import tempfile
 
 import numpy as np
-import tensorflow as tf2
-import tensorflow.compat.v1 as tf
+import tensorflow as tf
 
 import estimator_lite as el
 
@@ -51,10 +50,12 @@ def make_input_fn(x, y, batch_size=64, epochs=None, shuffle=True):
 
 def _dense(inputs, units, name, activation=None):
     """A fully connected layer from tf.get_variable (tf.layers needs Keras 2)."""
-    with tf.variable_scope(name):
-        kernel = tf.get_variable("kernel", [inputs.shape[-1], units],
-                                 initializer=tf.glorot_uniform_initializer())
-        bias = tf.get_variable("bias", [units], initializer=tf.zeros_initializer())
+    with tf.compat.v1.variable_scope(name):
+        kernel = tf.compat.v1.get_variable(
+            "kernel", [inputs.shape[-1], units],
+            initializer=tf.compat.v1.glorot_uniform_initializer())
+        bias = tf.compat.v1.get_variable(
+            "bias", [units], initializer=tf.compat.v1.zeros_initializer())
         outputs = tf.matmul(inputs, kernel) + bias
         return activation(outputs) if activation else outputs
 
@@ -73,11 +74,11 @@ def model_fn(features, labels, mode, params):
     if mode == el.ModeKeys.PREDICT:
         return el.EstimatorSpec(mode, predictions=predictions, export_outputs={
             "serving_default": el.export.PredictOutput(predictions)})
-    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
-    optimizer = tf.train.AdamOptimizer(params.get("learning_rate", 0.01))
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    optimizer = tf.compat.v1.train.AdamOptimizer(params.get("learning_rate", 0.01))
     optimizer = params.get("wrap_optimizer", lambda opt: opt)(optimizer)
-    train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
-    metrics = {"accuracy": tf.metrics.accuracy(labels, class_ids)}
+    train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
+    metrics = {"accuracy": tf.compat.v1.metrics.accuracy(labels, class_ids)}
     return el.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics)
 
 
@@ -89,8 +90,8 @@ def serving_input_receiver_fn():
 
 def saved_model_accuracy(export_dir, x, y):
     """Reloads the SavedModel in TF2 eager mode and scores it on (x, y)."""
-    serve = tf2.saved_model.load(export_dir).signatures["serving_default"]
-    class_ids = serve(pixels=tf2.constant(x))["class_ids"].numpy()
+    serve = tf.saved_model.load(export_dir).signatures["serving_default"]
+    class_ids = serve(pixels=tf.constant(x))["class_ids"].numpy()
     return float(np.mean(class_ids == y))
 
 
@@ -100,7 +101,7 @@ def main(argv=None):
                         help="checkpoints and exports (default: a new temp dir)")
     parser.add_argument("--max-steps", type=int, default=1500)
     args = parser.parse_args(argv)
-    tf.logging.set_verbosity(tf.logging.INFO)
+    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="digits_")
     x_train, y_train, x_test, y_test = load_digits()
     print(f"digits: {len(x_train)} train / {len(x_test)} test images; model_dir "

@@ -22,9 +22,9 @@ from estimator_lite._engine import completion
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._engine import model_dir as names
 from tests import models
+from tests.oracle import TF215_PYTHON, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TF215_PYTHON = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
 MAX_STEPS = 40
 EVAL_NAME = "holdout"
 HOUR_SECS = 3600
@@ -213,9 +213,7 @@ def test_inspect_module_does_not_shadow_the_stdlib_inspect():
     assert inspect_lib.__name__ == "estimator_lite.inspect"
 
 
-@pytest.mark.skipif(not TF215_PYTHON, reason=(
-    "needs ESTIMATOR_LITE_TF215_PYTHON: a Python with tensorflow-estimator 2.15, "
-    "which cannot be installed beside TF >= 2.16 (.ci/run provides one)"))
+@requires_oracle
 def test_reads_a_model_dir_written_by_tf_estimator_2_15(tmp_path):
     model_dir = str(tmp_path / "tf_estimator")
     env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "PYTHONPATH")}

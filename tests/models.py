@@ -1,6 +1,7 @@
 """Small models and inputs shared by the tests (not a test file)."""
 
 import numpy as np
+import tensorflow as tf2
 
 import estimator_lite as el
 from estimator_lite._tf import tf
@@ -17,10 +18,13 @@ def linear_data(n=256, seed=0):
 
 
 def input_fn(n=256, batch_size=32, epochs=None):
-    """input_fn over linear_data returning a Dataset of ({'x': ...}, y)."""
+    """input_fn over linear_data returning a Dataset of ({'x': ...}, y).
+
+    Written the way users write it: the TF2 `tf.data.Dataset`.
+    """
     def fn():
         x, y = linear_data(n)
-        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat(epochs).batch(
+        return tf2.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat(epochs).batch(
             batch_size)
     return fn
 

@@ -10,15 +10,12 @@ import json
 import os
 import subprocess
 
-import pytest
+from tests.oracle import TF215_PYTHON, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TF215_PYTHON = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
 
 
-@pytest.mark.skipif(not TF215_PYTHON, reason=(
-    "needs ESTIMATOR_LITE_TF215_PYTHON: a Python with tensorflow-estimator 2.15, "
-    "which cannot be installed beside TF >= 2.16 (.ci/run provides one)"))
+@requires_oracle
 def test_real_tf_estimator_is_driven_by_train_and_evaluate(tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("TF_CONFIG", None)

@@ -14,7 +14,6 @@ and evaluates the estimator_lite model_dirs. estimator_lite then
 and tf.estimator evaluates the model_dir estimator_lite trained to its metrics.
 """
 
-import importlib.util
 import json
 import os
 import shutil
@@ -26,23 +25,16 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite import canned
+from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "canned_driver.py")
-TF215_PYTHON = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
 FIRST_STEPS = 20
 MORE_STEPS = 30
 METRIC_TOLERANCE = 1e-5
 
 
-def _load_driver():
-    spec = importlib.util.spec_from_file_location("canned_driver", DRIVER_PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-driver = _load_driver()
+driver = load_driver(DRIVER_PATH, "canned_driver")
 
 
 def _run_oracle(workdir):
@@ -81,9 +73,7 @@ def _train_lite(kind, model_dir, max_steps):
     return estimator, label_key
 
 
-@pytest.mark.skipif(not TF215_PYTHON, reason=(
-    "needs ESTIMATOR_LITE_TF215_PYTHON: a Python with tensorflow-estimator 2.15, "
-    "which cannot be installed beside TF >= 2.16 (.ci/run provides one)"))
+@requires_oracle
 def test_checkpoints_and_signatures_match_tf_estimator(tmp_path):
     work = str(tmp_path)
     lite = {}

@@ -7,7 +7,6 @@ and SavedModel signatures must agree (values within 1e-5, AUCs included: both us
 200 thresholds).
 """
 
-import importlib.util
 import json
 import math
 import os
@@ -18,26 +17,17 @@ import pytest
 
 import estimator_lite as el
 import estimator_lite.head as heads
+from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVER = os.path.join(ROOT, "tests", "compat", "head_driver.py")
-TF215_PYTHON = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
 TOLERANCE = 1e-5
 PREDICT_METHOD = "tensorflow/serving/predict"
 
-pytestmark = pytest.mark.skipif(not TF215_PYTHON, reason=(
-    "needs ESTIMATOR_LITE_TF215_PYTHON: a Python with tensorflow-estimator 2.15, "
-    "which cannot be installed beside TF >= 2.16 (.ci/run provides one)"))
+pytestmark = requires_oracle
 
 
-def _load_driver():
-    spec = importlib.util.spec_from_file_location("head_driver", DRIVER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-DRIVER_MODULE = _load_driver()
+DRIVER_MODULE = load_driver(DRIVER, "head_driver")
 
 
 @pytest.fixture(scope="module")

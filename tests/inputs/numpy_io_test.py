@@ -15,6 +15,7 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite.inputs import numpy_input_fn
+from tests.oracle import TF215_PYTHON, requires_oracle
 
 SHUFFLE_ERROR = "shuffle must be provided and explicitly set as boolean"
 X_TYPE_ERROR = "x must be a dict or array; got list"
@@ -25,7 +26,6 @@ LENGTH_ERROR = "Length of tensors in x and y is mismatched."
 ARRAY_ERROR = "x['a'] must be a numpy array; got list"
 NO_ROWS_ERROR = "must have at least one row"
 SCALAR_ERROR = "must have a first (row) dimension"
-TF215_PYTHON = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
 
 
 def read_batches(input_fn, max_batches=50):
@@ -234,9 +234,7 @@ def _parity_report(python, backend):
     return json.loads(line[len("PARITY "):])
 
 
-@pytest.mark.skipif(not TF215_PYTHON, reason=(
-    "needs ESTIMATOR_LITE_TF215_PYTHON: a Python with tensorflow-estimator 2.15, "
-    "which cannot be installed beside TF >= 2.16 (.ci/run provides one)"))
+@requires_oracle
 def test_same_batches_and_errors_as_tf_estimator():
     lite = _parity_report(sys.executable, "lite")
     oracle = _parity_report(TF215_PYTHON, "oracle")
