@@ -230,13 +230,17 @@ class TrainSession:
         if not self._master or self._checkpoint is None:
             return None  # no remote variables to keep
         latest = model_dir.latest_checkpoint(self._checkpoint.checkpoint_dir)
+        if latest is None:
+            # A fresh run (the chief saves at step 0 as soon as it starts): no extra
+            # session just to find uninitialised variables.
+            return None
         session = tf.Session(self._master, graph=self._graph, config=self._session_config)
         try:
             if len(session.run(self._scaffold.ready_op)):
                 session.close()
                 return None
             live_step = int(session.run(self._global_step))
-            saved_step = model_dir.checkpoint_step(latest) if latest else -1
+            saved_step = model_dir.checkpoint_step(latest)
             if live_step <= saved_step:
                 session.close()
                 return None

@@ -31,14 +31,21 @@ def build_signature_defs(export_outputs, receiver_tensors, alternatives=None):
 
 
 def make_export_dir(export_dir_base):
-    """Returns a new, not yet existing `<export_dir_base>/<unix seconds>` path.
+    """Returns a new `<export_dir_base>/<unix seconds>` path, newer than every export.
 
-    When two exports land in the same second the timestamp is bumped instead of
-    waiting, so names stay unique, increasing and purely numeric.
+    When exports land faster than one a second the timestamp is bumped instead of
+    waiting, so it can run ahead of the clock; the next one must still be greater
+    than every existing one (also those written ahead, or being written as
+    ``temp-<stamp>``), or garbage collection, which keeps the largest, would delete
+    the newest export.
     """
     stamp = int(time.time())
-    while tf.io.gfile.exists(os.path.join(export_dir_base, str(stamp))):
-        stamp += 1
+    if tf.io.gfile.isdir(export_dir_base):
+        taken = [int(name.rstrip("/").rsplit("-", 1)[-1])
+                 for name in tf.io.gfile.listdir(export_dir_base)
+                 if model_dir.is_export_timestamp(name)
+                 or model_dir.is_stale_export_temp(name)]
+        stamp = max([stamp] + [t + 1 for t in taken])
     return os.path.join(export_dir_base, str(stamp))
 
 

@@ -219,6 +219,10 @@ class Head:
                     metric.update_state(context)
         return eval_metrics
 
+    def _checked_logits(self, logits):
+        """The logits, checked against logits_dimension (MultiHead: per head)."""
+        return head_inputs.check_logits(logits, self._logits_dimension)
+
     def create_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
                               trainable_variables=None, train_op_fn=None, update_ops=None,
                               regularization_losses=None):
@@ -244,7 +248,7 @@ class Head:
           TypeError: optimizer is not a tf.compat.v1 optimizer.
         """
         with tf.name_scope(self._name or "head"):
-            logits = head_inputs.check_logits(logits, self._logits_dimension)
+            logits = self._checked_logits(logits)
             predictions = self.predictions(logits)
             if mode == ModeKeys.PREDICT:
                 return EstimatorSpec(mode, predictions=predictions,

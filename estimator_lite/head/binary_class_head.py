@@ -22,8 +22,9 @@ _KEYS = (PredictionKeys.LOGITS, PredictionKeys.LOGISTIC, PredictionKeys.PROBABIL
 def classification_export_outputs(predictions, scores_key, export_classes):
     """The serving_default/classification/predict outputs of a classification head.
 
-    `export_classes` is built apart from the `all_classes` prediction, in the head's
-    own scope, so the served tensor has tf.estimator's name (`head/Tile:0`) too.
+    Binary and multi-class heads build `export_classes` apart from the `all_classes`
+    prediction, in the head's own scope, so the served tensor has tf.estimator's
+    name (`head/Tile:0`) too.
     """
     classification = export_lib.ClassificationOutput(
         scores=predictions[scores_key], classes=export_classes)

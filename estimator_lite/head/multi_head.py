@@ -4,10 +4,9 @@ import numbers
 
 from estimator_lite import export as export_lib
 from estimator_lite._tf import tf
-from estimator_lite.head.base_head import Head, check_prediction_keys, make_train_op
+from estimator_lite.head.base_head import Head, check_prediction_keys
 from estimator_lite.head.keys import MetricKeys, SignatureKeys, metric_key
-from estimator_lite.head.metrics import Metric, eval_metric_ops
-from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+from estimator_lite.head.metrics import Metric
 
 __all__ = ["MultiHead"]
 
@@ -183,27 +182,6 @@ class MultiHead(Head):
                 [tf.cast(r, tf.float32) for r in regularization_losses]))
         return eval_metrics
 
-    def create_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
-                              trainable_variables=None, train_op_fn=None, update_ops=None,
-                              regularization_losses=None):
-        """Returns the EstimatorSpec for `mode` (see Head.create_estimator_spec)."""
-        with tf.name_scope(self._name):
-            if mode == ModeKeys.PREDICT:
-                predictions = self.predictions(logits)
-                return EstimatorSpec(mode, predictions=predictions,
-                                     export_outputs=self._export_outputs(predictions))
-            loss = self.loss(labels, logits, features, mode, regularization_losses)
-            if mode == ModeKeys.EVAL:
-                metrics = self.update_metrics(self.metrics(regularization_losses),
-                                              features, logits, labels,
-                                              regularization_losses)
-                # No predictions in TRAIN/EVAL specs: their (head, key) tuple keys
-                # are only needed for predict, and nothing reads them here.
-                return EstimatorSpec(mode, loss=loss,
-                                     eval_metric_ops=eval_metric_ops(metrics))
-            if mode != ModeKeys.TRAIN:
-                raise ValueError(f"mode must be one of {ModeKeys.TRAIN!r}, "
-                                 f"{ModeKeys.EVAL!r}, {ModeKeys.PREDICT!r}; got {mode!r}")
-            train_op = make_train_op(loss, optimizer, trainable_variables, train_op_fn,
-                                     update_ops)
-            return EstimatorSpec(mode, loss=loss, train_op=train_op)
+    def _checked_logits(self, logits):
+        """Each head checks its own part when the logits are split."""
+        return logits

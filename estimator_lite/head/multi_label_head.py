@@ -134,7 +134,7 @@ class MultiLabelHead(Head):
 
     def _export_outputs(self, predictions):
         return classification_export_outputs(
-            predictions, PredictionKeys.PROBABILITIES, PredictionKeys.CLASSES)
+            predictions, PredictionKeys.PROBABILITIES, predictions[PredictionKeys.CLASSES])
 
     def _class_name(self, class_id):
         if self._label_vocabulary is not None:

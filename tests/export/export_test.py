@@ -1,11 +1,13 @@
 """Tests for serving input receivers, export outputs, signatures and atomic writes."""
 
 import os
+import time
 
 import pytest
 
 import estimator_lite as el
 from estimator_lite import export
+from estimator_lite import exporter as exporter_lib
 from estimator_lite._tf import tf
 from estimator_lite.export import saved_model
 
@@ -113,6 +115,19 @@ def test_make_export_dir_is_unique_and_numeric(tmp_path):
     second = saved_model.make_export_dir(str(tmp_path))
     assert os.path.basename(second).isdigit()
     assert int(os.path.basename(second)) > int(os.path.basename(first))
+
+
+def test_a_new_export_is_newer_than_exports_written_ahead_of_the_clock(tmp_path):
+    # Fast exports bump their stamps ahead of the clock; GC then removed some. The
+    # next export must still sort last, or GC (which keeps the largest) deletes it.
+    ahead = int(time.time()) + 100
+    os.makedirs(tmp_path / str(ahead))
+    os.makedirs(tmp_path / f"temp-{ahead + 1}")  # an export being written
+    new = saved_model.make_export_dir(str(tmp_path))
+    assert int(os.path.basename(new)) == ahead + 2
+    os.makedirs(new)
+    exporter_lib.gc_exports(str(tmp_path), 1)
+    assert os.path.exists(new)
 
 
 def test_write_atomically_renames_on_success(tmp_path):
