@@ -8,6 +8,7 @@ servers only through its attribute `server_lib` (``server_lib.Server(...)``).
 """
 
 import collections
+import os
 import time
 import typing
 
@@ -27,9 +28,12 @@ _DELAY_SECS_PER_WORKER = 5
 _MAX_DELAY_SECS = 60
 _WARNING_INTERVAL_SECS = 60
 _MARKER_POLL_SECS = 1
-# After the chief's marker, a ps task waits at most this long for workers that have
-# not marked themselves done (a crashed worker must not keep the ps alive forever).
-_PS_GRACE_SECS = 60
+# How long a role waits for news that may never come: after the chief's marker, a
+# ps task waits this long for workers that have not marked themselves done (a
+# crashed worker must not keep it alive forever), and a marker older than the role
+# must stay this long before the role believes it (a new run's chief clears it).
+GRACE_ENV = "ESTIMATOR_LITE_STRAGGLER_GRACE_SECS"
+_DEFAULT_GRACE_SECS = 60
 # What restoring a vanished (GC'd), truncated or corrupt checkpoint raises; such an
 # error is skipped only once the checkpoint is shown to be unreadable.
 _RESTORE_ERRORS = (tf.errors.OpError, ValueError)
@@ -37,6 +41,24 @@ _RESTORE_ERRORS = (tf.errors.OpError, ValueError)
 
 def _now():
     return time.time()
+
+
+def _grace_secs():
+    """The straggler grace period, from the environment (default 60 s).
+
+    Raises:
+      ValueError: the variable is not a number >= 0.
+    """
+    raw = os.environ.get(GRACE_ENV)
+    if raw is None:
+        return _DEFAULT_GRACE_SECS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise ValueError(f"{GRACE_ENV} must be a number of seconds >= 0, got {raw!r}")
+    return value
 
 
 class EstimatorLike(typing.Protocol):
@@ -556,8 +578,10 @@ class _TrainingExecutor:
         """Serves variables until the chief (and the workers) finished, then returns."""
         self._start_distributed_training()
         config = self._estimator.config
+        grace_secs = _grace_secs()
         watcher = completion.CompletionWatcher(self._estimator.model_dir,
-                                               self._train_spec.max_steps, _now)
+                                               self._train_spec.max_steps, _now,
+                                               grace_secs)
         num_workers = _num_tasks(config.cluster_spec, TaskType.WORKER)
         marker_secs = None
         while True:
@@ -566,11 +590,11 @@ class _TrainingExecutor:
                 done = completion.workers_done(self._estimator.model_dir)
                 if done >= set(range(num_workers)):
                     break
-                if _now() - marker_secs >= _PS_GRACE_SECS:
+                if _now() - marker_secs >= grace_secs:
                     logging.warning("Workers %s did not report done within %d s of the "
                                     "chief; stopping the ps anyway.",
                                     sorted(set(range(num_workers)) - done),
-                                    _PS_GRACE_SECS)
+                                    grace_secs)
                     break
             time.sleep(_MARKER_POLL_SECS)
         logging.info("Training is over; ps task %d exits.", config.task_id)
@@ -585,7 +609,8 @@ class _TrainingExecutor:
         spec = self._eval_spec
         # Watch before the start delay: it counts towards an old marker's grace.
         watcher = completion.CompletionWatcher(self._estimator.model_dir,
-                                               self._train_spec.max_steps, _now)
+                                               self._train_spec.max_steps, _now,
+                                               _grace_secs())
         if spec.start_delay_secs:
             logging.info("Waiting %s secs before the first evaluation.",
                          spec.start_delay_secs)

@@ -578,7 +578,7 @@ def test_ps_stops_after_grace_when_a_worker_never_reports(tmp_path, clock, serve
     clock.on_sleep = lambda: completion.write_training_complete(str(tmp_path), 30, 30,
                                                                 clock.now)
     _executor(estimator).run_ps()
-    assert sum(clock.sleeps) == pytest.approx(training._PS_GRACE_SECS + 1)
+    assert sum(clock.sleeps) == pytest.approx(training._DEFAULT_GRACE_SECS + 1)
 
 
 # Real runs --------------------------------------------------------------------------
@@ -709,3 +709,12 @@ def test_evaluator_removes_exports_left_half_written(tmp_path):
     training._Evaluator(est, el.EvalSpec(_input_fn, exporters=[
         el.LatestExporter("latest", models.raw_serving_input_fn)]), None)
     assert not stale.exists() and keep.exists()
+
+
+def test_straggler_grace_comes_from_the_environment(monkeypatch):
+    assert training._grace_secs() == 60
+    monkeypatch.setenv(training.GRACE_ENV, "7.5")
+    assert training._grace_secs() == 7.5
+    monkeypatch.setenv(training.GRACE_ENV, "-1")
+    with pytest.raises(ValueError, match="must be a number of seconds >= 0, got '-1'"):
+        training._grace_secs()

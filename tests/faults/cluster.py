@@ -83,6 +83,10 @@ class _Role:
         return self.processes[-1] if self.processes else None
 
 
+STRAGGLER_GRACE_ENV = "ESTIMATOR_LITE_STRAGGLER_GRACE_SECS"
+STRAGGLER_GRACE_SECS = 15
+
+
 class Cluster:
     """ps + chief + workers (+ evaluator) processes sharing one model_dir."""
 
@@ -119,6 +123,9 @@ class Cluster:
             raise AssertionError(f"{label} is still running (pid {role.process.pid})")
         env = dict(os.environ, PYTHONPATH=_ROOT, TF_CPP_MIN_LOG_LEVEL="1",
                    TF_CONFIG=tf_config(self.spec, role.task_type, role.index))
+        # Operators tune how long roles wait for stragglers; 15 s instead of 60 s
+        # keeps the missing-worker and late-role scenarios short.
+        env.setdefault(STRAGGLER_GRACE_ENV, str(STRAGGLER_GRACE_SECS))
         log_path = os.path.join(self.log_dir, f"{label}.{len(role.processes)}.log")
         args = [sys.executable, _JOB, "--model-dir", self.model_dir, "--status-dir",
                 self.status_dir, *self.job_args, *extra_args]

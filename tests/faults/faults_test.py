@@ -29,9 +29,10 @@ END_SECS = 180
 # A SIGTERMed chief gets this long to save and exit (Kubernetes' default grace).
 SIGTERM_GRACE_SECS = 30
 # A role started after the end must find out and exit within this long: its start,
-# and, without max_steps, the 60 s for which an older completion marker must stay
-# before it is believed (a new run's chief would clear it within that time).
-LATE_ROLE_SECS = 150
+# and, without max_steps, the straggler grace (15 s here, see cluster.py) for which
+# an older completion marker must stay before it is believed (a new run's chief
+# would clear it within that time).
+LATE_ROLE_SECS = 90
 # Step the training must have reached (by checkpoint) before a fault is injected.
 FAULT_AT_STEP = 150
 
