@@ -61,7 +61,8 @@ def test_dnn_classifier_trains_evaluates_predicts_and_exports(tmp_path):
     c = driver.columns()
     estimator = canned.DNNClassifier([8], [c["x"], c["color_emb"], c["city_ind"], c["z"]],
                                      model_dir=str(tmp_path / "model"),
-                                     optimizer=tf.keras.optimizers.Adagrad(0.3))
+                                     optimizer=tf.keras.optimizers.Adagrad(0.3),
+                                     config=el.RunConfig(tf_random_seed=42))
     estimator.train(driver.input_fn("binary"), steps=40)
     metrics = estimator.evaluate(driver.input_fn("binary", 1))
     assert set(metrics) == BINARY_METRICS
