@@ -8,7 +8,6 @@ servers only through its attribute `server_lib` (``server_lib.Server(...)``).
 """
 
 import collections
-import os
 import time
 import typing
 
@@ -49,16 +48,7 @@ def _grace_secs():
     Raises:
       ValueError: the variable is not a number >= 0.
     """
-    raw = os.environ.get(GRACE_ENV)
-    if raw is None:
-        return _DEFAULT_GRACE_SECS
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if value < 0:
-        raise ValueError(f"{GRACE_ENV} must be a number of seconds >= 0, got {raw!r}")
-    return value
+    return validation.seconds_from_env(GRACE_ENV, _DEFAULT_GRACE_SECS, allow_zero=True)
 
 
 class EstimatorLike(typing.Protocol):

@@ -12,6 +12,7 @@ import os
 import signal
 import threading
 
+from estimator_lite._engine import validation
 from estimator_lite._tf import logging
 
 __all__ = ["GracefulShutdown", "grace_secs_from_env"]
@@ -29,16 +30,7 @@ def grace_secs_from_env():
     Raises:
       ValueError: the environment variable is not a positive number.
     """
-    raw = os.environ.get(GRACE_ENV)
-    if raw is None:
-        return _DEFAULT_GRACE_SECS
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise ValueError(f"{GRACE_ENV} must be a positive number of seconds, got {raw!r}")
-    return value
+    return validation.seconds_from_env(GRACE_ENV, _DEFAULT_GRACE_SECS, allow_zero=False)
 
 
 class GracefulShutdown:

@@ -5,6 +5,7 @@ message naming the argument, the rule and the value given.
 """
 
 import numbers
+import os
 
 
 def check_int(name, value, minimum=None, allow_none=False):
@@ -82,3 +83,28 @@ def check_instances(name, values, cls, cls_name):
             raise TypeError(f"{name} must contain only {cls_name}, got {item!r} "
                             f"of type {type(item).__name__}")
     return items
+
+
+def seconds_from_env(env_name, default_secs, allow_zero):
+    """A duration in seconds from an environment variable, or the default.
+
+    Args:
+      env_name: the variable's name.
+      default_secs: the value when the variable is not set.
+      allow_zero: whether 0 is a valid value (else it must be positive).
+
+    Raises:
+      ValueError: the variable is not a number in range; names it and its value.
+    """
+    raw = os.environ.get(env_name)
+    if raw is None:
+        return default_secs
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if allow_zero and not value >= 0:
+        raise ValueError(f"{env_name} must be a number of seconds >= 0, got {raw!r}")
+    if not allow_zero and not value > 0:
+        raise ValueError(f"{env_name} must be a positive number of seconds, got {raw!r}")
+    return value
