@@ -339,7 +339,11 @@ def test_distributed_training_with_real_servers(tmp_path, monkeypatch):
         assert recorder.devices["global_step"].startswith("/job:ps/task:0")
     steps = _checkpoint_steps(tmp_path)
     assert steps[-1] >= 60
-    assert all(s == 0 or s >= 20 for s in steps)
+    # Saves come every 20 steps, plus the final one. With an asynchronous worker
+    # the save at session creation can land after the worker's first steps, so
+    # the spacing is what is checked, not multiples of 20.
+    periodic = steps[:-1]
+    assert all(b - a >= 20 for a, b in zip(periodic, periodic[1:], strict=False))
     assert len(servers) == 3
 
 
