@@ -55,4 +55,25 @@ def isolated_keras_names():
                 saved if saved is not None else collections.defaultdict(int))
 
 
-__all__ = ["DATASET_TYPES", "isolated_keras_names", "logging", "tf"]
+def add_control_inputs(op, control_ops):
+    """Makes the existing `op` wait for `control_ops` (before any session runs it).
+
+    Used to order the state updates Keras layers leave dangling after the step
+    that created them (`_engine/state_updates.py`). TensorFlow has no public way to
+    add a control input to an existing operation; `Operation._add_control_inputs`
+    has done it since TF 1.x.
+
+    Raises:
+      RuntimeError: this TensorFlow's Operation lacks `_add_control_inputs`.
+    """
+    add = getattr(op, "_add_control_inputs", None)
+    if add is None:
+        raise RuntimeError(
+            "this TensorFlow's tf.Operation has no _add_control_inputs, which "
+            "estimator_lite needs to run Keras layers' state updates after each "
+            f"training step (TensorFlow {tf.VERSION})")
+    add(list(control_ops))
+
+
+__all__ = ["DATASET_TYPES", "add_control_inputs", "isolated_keras_names", "logging",
+           "tf"]

@@ -10,7 +10,7 @@ import tempfile
 
 import numpy as np
 
-from estimator_lite._engine import event_files, validation
+from estimator_lite._engine import event_files, state_updates, validation
 from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine.fn_args import call_with_declared_args, declared_args
 from estimator_lite._engine.hook_protocol import RestoredSession, run_with_hooks
@@ -344,7 +344,7 @@ class Estimator:
         global_step = tf.train.get_or_create_global_step()
         inputs = self._call_input_fn(input_fn, ModeKeys.TRAIN)
         features = inputs.features
-        spec = self._call_model_fn(features, inputs.labels, ModeKeys.TRAIN)
+        spec = self._call_train_model_fn(features, inputs.labels)
         if self._warm_start is not None and config.is_chief:
             self._apply_warm_start()
         scaffold = self._scaffold_with_input(spec.scaffold, inputs.initializer)
@@ -364,6 +364,18 @@ class Estimator:
             session_creation_timeout_secs=config.session_creation_timeout_secs,
             before_finalize_fn=lambda: self._add_saver(scaffold),
             examples_per_step=_static_batch_size(features))
+
+    def _call_train_model_fn(self, features, labels):
+        """The TRAIN spec, its train op also running the layers' state updates.
+
+        Keras layers leave their state updates (seed generators, BatchNorm moving
+        statistics) dangling in the graph; see `_engine/state_updates.py`.
+        """
+        with state_updates.recording() as created:
+            spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
+        train_op = state_updates.with_state_updates(spec.train_op, spec.loss,
+                                                    created.ops)
+        return spec if train_op is spec.train_op else spec._replace(train_op=train_op)
 
     def _apply_warm_start(self):
         ws = self._warm_start
