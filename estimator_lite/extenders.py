@@ -28,8 +28,9 @@ def add_metrics(estimator, metric_fn):
     Args:
       estimator: an estimator_lite Estimator (canned ones included).
       metric_fn: takes any of `features`, `labels`, `predictions`, `config` and
-        returns a dict of metric name to `(value_op, update_op)`; a name that the
-        model already reports is replaced.
+        returns a dict of metric name to `(value_op, update_op)` or to a Keras
+        `Metric` on which it called `update_state`; a name that the model
+        already reports is replaced.
 
     Returns:
       A new Estimator with the same model_dir, config and warm start.
@@ -53,7 +54,7 @@ def add_metrics(estimator, metric_fn):
         extra = call_with_declared_args(metric_fn, available)
         if not isinstance(extra, dict):
             raise TypeError(f"metric_fn must return a dict of name to (value, "
-                            f"update_op), got {extra!r}")
+                            f"update_op) or Keras Metric, got {extra!r}")
         return spec._replace(eval_metric_ops={**spec.eval_metric_ops, **extra})
 
     return Estimator(model_fn, model_dir=estimator.model_dir, config=estimator.config,

@@ -2,6 +2,7 @@
 
 import collections
 
+from estimator_lite._engine import keras_metrics
 from estimator_lite._tf import tf
 from estimator_lite.export import outputs as export_lib
 
@@ -76,14 +77,18 @@ def _check_metric_ops(eval_metric_ops):
     if eval_metric_ops is None:
         return {}
     if not isinstance(eval_metric_ops, dict):
-        raise TypeError("eval_metric_ops must be a dict of name to (value, update_op), "
-                        f"got {eval_metric_ops!r}")
+        raise TypeError("eval_metric_ops must be a dict of name to (value, update_op) "
+                        f"or Keras Metric, got {eval_metric_ops!r}")
+    eval_metric_ops = dict(eval_metric_ops)
     for name, pair in eval_metric_ops.items():
         if not isinstance(name, str):
             raise TypeError(f"eval_metric_ops keys must be str, got {name!r}")
+        if keras_metrics.is_keras_metric(pair):
+            # As tf.estimator: the metric's result, and its updates run per batch.
+            pair = eval_metric_ops[name] = keras_metrics.metric_pair(name, pair)
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise TypeError(f"eval_metric_ops[{name!r}] must be a (value, update_op) "
-                            f"pair, got {pair!r}")
+                            f"pair or a Keras Metric, got {pair!r}")
         value, update_op = pair
         if not isinstance(value, tf.Tensor):
             raise TypeError(f"eval_metric_ops[{name!r}] value must be a Tensor, got "

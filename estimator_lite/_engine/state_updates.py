@@ -29,8 +29,8 @@ import contextlib
 
 from estimator_lite._tf import add_control_inputs, tf
 
-__all__ = ["ASSIGN_OP_TYPES", "pending_updates", "recording", "variable_writes",
-           "with_state_updates"]
+__all__ = ["ASSIGN_OP_TYPES", "pending_updates", "recording", "variable_op",
+           "variable_writes", "with_state_updates"]
 
 # Operations that write a variable given as their first input.
 ASSIGN_OP_TYPES = frozenset([
@@ -118,7 +118,7 @@ def _target_op(assign_op):
     return source
 
 
-def _variable_op(variable):
+def variable_op(variable):
     """The op producing a variable's handle (resource) or ref (legacy variable)."""
     handle = getattr(variable, "handle", None)
     if isinstance(handle, tf.Tensor):
@@ -166,10 +166,10 @@ def pending_updates(created_ops, running):
         return []
     graph = candidates[0].graph
     with graph.as_default():
-        trainable = {_variable_op(v).name for v in tf.trainable_variables()}
-        global_vars = {_variable_op(v).name for v in tf.global_variables()}
+        trainable = {variable_op(v).name for v in tf.trainable_variables()}
+        global_vars = {variable_op(v).name for v in tf.global_variables()}
         step = tf.train.get_global_step()
-    state = global_vars - trainable - ({_variable_op(step).name} if step is not None
+    state = global_vars - trainable - ({variable_op(step).name} if step is not None
                                        else set())
     initializers = _initializer_names(graph)
     control_outputs = _control_outputs(created_ops)
@@ -230,7 +230,7 @@ def variable_writes(variables, graph=None):
       initializers, in creation order.
     """
     graph = graph or tf.get_default_graph()
-    targets = {_variable_op(v).name for v in variables}
+    targets = {variable_op(v).name for v in variables}
     initializers = _initializer_names(graph) | {
         v.initializer.name for v in variables
         if isinstance(getattr(v, "initializer", None), tf.Operation)}
