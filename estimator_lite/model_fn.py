@@ -80,12 +80,13 @@ def _check_metric_ops(eval_metric_ops):
         raise TypeError("eval_metric_ops must be a dict of name to (value, update_op) "
                         f"or Keras Metric, got {eval_metric_ops!r}")
     eval_metric_ops = dict(eval_metric_ops)
-    for name, pair in eval_metric_ops.items():
+    for name, given in eval_metric_ops.items():
         if not isinstance(name, str):
             raise TypeError(f"eval_metric_ops keys must be str, got {name!r}")
-        if keras_metrics.is_keras_metric(pair):
+        pair = given
+        if keras_metrics.is_keras_metric(given):
             # As tf.estimator: the metric's result, and its updates run per batch.
-            pair = eval_metric_ops[name] = keras_metrics.metric_pair(name, pair)
+            pair = eval_metric_ops[name] = keras_metrics.metric_pair(name, given)
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise TypeError(f"eval_metric_ops[{name!r}] must be a (value, update_op) "
                             f"pair or a Keras Metric, got {pair!r}")

@@ -9,11 +9,12 @@ weights and fixed data, so the numbers are comparable across the runs. Where
 `layer.updates` exists (Keras 2) the program groups it into the train op as the
 tf.estimator guides said; Keras 3 layers have none.
 
-Per program it dumps: the dropout masks drawn at each training step (how many are
-distinct), the BatchNorm moving statistics after training, the evaluation metrics
-(Keras `Metric` objects in `eval_metric_ops` and from `add_metrics`), evaluation
-twice (metric variables start from zero each time), the predictions, the outputs of
-the exported SavedModel, and the checkpoint's variable names.
+Two programs. With Dropout it trains and dumps the dropout masks drawn at each
+training step (how many are distinct) and the BatchNorm moving statistics. Without
+Dropout (comparable numbers) it also dumps the evaluation metrics (Keras `Metric`
+objects in `eval_metric_ops` and from `add_metrics`) of two evaluations (metric
+variables start from zero each time), the predictions, the outputs of the exported
+SavedModel, and the checkpoint's variable names.
 
 Usage: keras_driver.py oracle|lite WORK_DIR   (prints one JSON line)
 """
@@ -90,8 +91,9 @@ def make_model_fn(lib):
             accuracy.update_state(labels, predictions["probabilities"])
             mean = tf.keras.metrics.Mean()
             mean.update_state(predictions["probabilities"])
-            return lib.EstimatorSpec(mode, loss=loss, predictions=predictions, eval_metric_ops={
-                "accuracy": accuracy, "mean_probability": mean})
+            return lib.EstimatorSpec(
+                mode, loss=loss, predictions=predictions,
+                eval_metric_ops={"accuracy": accuracy, "mean_probability": mean})
         # Keras 2 layers list their updates; Keras 3 layers have no `updates`.
         update_ops = getattr(batch_norm, "updates", [])
         with tf.control_dependencies(update_ops):
@@ -126,7 +128,7 @@ def _serve(export_dir):
 
 
 def run_program(lib, work_dir, dropout):
-    """Trains, evaluates, predicts and exports one model; returns its dump."""
+    """Trains, then (without dropout) evaluates, predicts and exports; the dump."""
     model_dir = os.path.join(work_dir, f"dropout_{dropout}")
     estimator = lib.Estimator(make_model_fn(lib), model_dir=model_dir,
                               params={"dropout": dropout},
@@ -137,19 +139,19 @@ def run_program(lib, work_dir, dropout):
     statistics = {key: _floats(estimator.get_variable_value(name))
                   for name in names for key in ("moving_mean", "moving_variance")
                   if name.endswith("/" + key)}
+    dump = {"distinct_masks": len(set(hook.masks)), "steps_seen": len(hook.masks),
+            "statistics": statistics, "variable_names": sorted(names)}
+    if dropout:
+        return dump
     with_metrics = lib.add_metrics(estimator, extra_metrics)
     evaluations = [with_metrics.evaluate(lambda: input_fn(1)) for _ in range(2)]
     predictions = list(estimator.predict(lambda: input_fn(1)))
     export_dir = estimator.export_saved_model(
         os.path.join(model_dir, "export"), lambda: serving_input_receiver_fn(lib))
-    return {
-        "distinct_masks": len(set(hook.masks)), "steps_seen": len(hook.masks),
-        "statistics": statistics,
-        "metrics": [{k: float(v) for k, v in e.items()} for e in evaluations],
-        "predictions": [float(p["logits"][0]) for p in predictions],
-        "serving": _serve(os.fsdecode(export_dir)),
-        "variable_names": sorted(names),
-    }
+    return dict(
+        dump, metrics=[{k: float(v) for k, v in e.items()} for e in evaluations],
+        predictions=[float(p["logits"][0]) for p in predictions],
+        serving=_serve(os.fsdecode(export_dir)))
 
 
 def run_all(lib, work_dir):

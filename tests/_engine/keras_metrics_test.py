@@ -1,0 +1,75 @@
+"""Keras 3 `Metric` objects become evaluation (value, update_op) pairs.
+
+The comparison with tf-keras and tf.estimator 2.15 (metric values through
+`Estimator.evaluate` and `add_metrics`) is in state_updates_compat_test.py.
+"""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import estimator_lite as el
+from estimator_lite._engine import keras_metrics
+
+v1 = tf.compat.v1
+NO_UPDATE = "please call update_state"
+
+
+def test_metric_in_eval_metric_ops_runs_its_updates_on_local_variables():
+    graph = tf.Graph()
+    with graph.as_default():
+        values = v1.placeholder(tf.float32, [None])
+        mean = tf.keras.metrics.Mean()
+        mean.update_state(values)
+        spec = el.EstimatorSpec(el.ModeKeys.EVAL, loss=tf.constant(0.0),
+                                eval_metric_ops={"mean": mean})
+        value, update_op = spec.eval_metric_ops["mean"]
+        names = sorted(v.op.name for v in v1.local_variables())
+        assert names == sorted(v.op.name for v in v1.get_collection(
+            v1.GraphKeys.METRIC_VARIABLES))
+        assert len(names) == 2
+        assert not [v for v in v1.global_variables() if v.op.name in names]
+        with v1.Session() as session:
+            for _ in range(2):  # two evaluations: each starts from zero
+                session.run(v1.local_variables_initializer())
+                session.run(update_op, {values: [1.0, 2.0]})
+                session.run(update_op, {values: [6.0]})
+                assert session.run(value) == pytest.approx(3.0)
+
+
+def test_metric_without_update_state_is_a_value_error():
+    with tf.Graph().as_default(), pytest.raises(ValueError, match=NO_UPDATE):
+        el.EstimatorSpec(el.ModeKeys.EVAL, loss=tf.constant(0.0),
+                         eval_metric_ops={"auc": tf.keras.metrics.AUC()})
+
+
+def test_only_metric_objects_are_recognised():
+    with tf.Graph().as_default():
+        pair = v1.metrics.mean(tf.constant([1.0]))
+        assert not keras_metrics.is_keras_metric(pair)
+        assert keras_metrics.is_keras_metric(tf.keras.metrics.Mean())
+
+
+def test_evaluate_restores_the_model_but_not_the_metrics(tmp_path):
+    """Keras 3 metric variables are global when made: the checkpoint lacks them."""
+    x = np.array([[1.0], [2.0], [3.0], [4.0]], np.float32)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, 2 * x)).batch(3)
+
+    def model_fn(features, labels, mode):
+        prediction = tf.keras.layers.Dense(1, kernel_initializer="ones")(features["x"])
+        loss = v1.losses.mean_squared_error(labels, prediction)
+        if mode == el.ModeKeys.EVAL:
+            error = tf.keras.metrics.MeanAbsoluteError()
+            error.update_state(labels, prediction)
+            return el.EstimatorSpec(mode, loss=loss, eval_metric_ops={"mae": error})
+        return el.EstimatorSpec(mode, loss=loss, train_op=v1.train.get_global_step(
+            ).assign_add(1))
+
+    estimator = el.Estimator(model_fn, str(tmp_path))
+    estimator.train(input_fn, steps=1)
+    first, second = (estimator.evaluate(input_fn) for _ in range(2))
+    assert first["mae"] == pytest.approx(np.abs(x).mean()) == second["mae"]
+    assert estimator.get_variable_names() == ["dense/bias", "dense/kernel",
+                                              "global_step"]
