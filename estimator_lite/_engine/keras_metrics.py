@@ -72,7 +72,7 @@ def metric_pair(name, metric):
     updates = [u for u in (getattr(metric, "updates", None) or [])
                if getattr(u, "graph", None) is tf.get_default_graph()]
     if not updates and variables:
-        updates = state_updates.variable_writes(variables)
+        updates = state_updates.in_order(state_updates.variable_writes(variables))
     if not updates:
         raise ValueError(f"eval_metric_ops[{name!r}]: please call update_state(...) "
                          f"on the {getattr(metric, 'name', metric)!r} metric in the "

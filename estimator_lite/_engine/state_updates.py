@@ -19,7 +19,7 @@ This module finds them from the graph alone, whatever created them:
 - `with_state_updates()` returns a train op that runs them once per step, after
   that step's train op, one after another in creation order;
 - `variable_writes()` finds the dangling writes to given variables (a Keras
-  metric's update).
+  metric's update), and `in_order()` makes such writes run one after another.
 
 A bare assignment to a non-trainable global variable that the model_fn creates for
 a hook to run is picked too; wrap it in `tf.group` (any consumer keeps it out).
@@ -29,7 +29,7 @@ import contextlib
 
 from estimator_lite._tf import add_control_inputs, tf
 
-__all__ = ["ASSIGN_OP_TYPES", "pending_updates", "recording", "variable_op",
+__all__ = ["ASSIGN_OP_TYPES", "in_order", "pending_updates", "recording", "variable_op",
            "variable_writes", "with_state_updates"]
 
 # Operations that write a variable given as their first input.
@@ -216,6 +216,19 @@ def with_state_updates(train_op, loss, created_ops):
         _run_after(update, after, settled)
         after = update
     return tf.group(train_op, *updates, name="train_op_with_state_updates")
+
+
+def in_order(updates):
+    """Makes each update (and the reads it alone needs) wait for the one before.
+
+    Two writes to one variable (a metric updated twice) then add up instead of
+    racing. Returns `updates`.
+    """
+    if len(updates) > 1:
+        settled = set(_ancestors(updates[:1]))
+        for before, update in zip(updates[:-1], updates[1:], strict=True):
+            _run_after(update, before, settled)
+    return updates
 
 
 def variable_writes(variables, graph=None):

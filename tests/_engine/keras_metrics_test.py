@@ -21,6 +21,7 @@ def test_metric_in_eval_metric_ops_runs_its_updates_on_local_variables():
         values = v1.placeholder(tf.float32, [None])
         mean = tf.keras.metrics.Mean()
         mean.update_state(values)
+        mean.update_state(values * 2.0)  # two writes per variable: they add up
         spec = el.EstimatorSpec(el.ModeKeys.EVAL, loss=tf.constant(0.0),
                                 eval_metric_ops={"mean": mean})
         value, update_op = spec.eval_metric_ops["mean"]
@@ -34,7 +35,7 @@ def test_metric_in_eval_metric_ops_runs_its_updates_on_local_variables():
                 session.run(v1.local_variables_initializer())
                 session.run(update_op, {values: [1.0, 2.0]})
                 session.run(update_op, {values: [6.0]})
-                assert session.run(value) == pytest.approx(3.0)
+                assert session.run(value) == pytest.approx(27.0 / 6.0)
 
 
 def test_metric_without_update_state_is_a_value_error():

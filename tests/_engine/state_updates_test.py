@@ -119,7 +119,8 @@ def test_only_dangling_writes_to_non_trainable_global_state_are_picked():
 
 
 def test_state_read_in_evaluation_and_prediction_is_the_trained_one(tmp_path):
-    """BatchNorm in training mode in every mode: only training moves it."""
+    """BatchNorm in training mode in every mode: only training (here under a
+    OneDeviceStrategy) moves it."""
     x = np.arange(24, dtype=np.float32).reshape(8, 3) / 8.0
 
     def input_fn():
@@ -139,7 +140,8 @@ def test_state_read_in_evaluation_and_prediction_is_the_trained_one(tmp_path):
         return el.EstimatorSpec(mode, loss=loss, train_op=v1.train.AdamOptimizer(
             0.1).minimize(loss, global_step=v1.train.get_global_step()))
 
-    estimator = el.Estimator(model_fn, str(tmp_path))
+    config = el.RunConfig(train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0"))
+    estimator = el.Estimator(model_fn, str(tmp_path), config=config)
     estimator.train(lambda: input_fn().repeat(), steps=STEPS)
     trained = estimator.get_variable_value("batch_normalization/moving_mean").sum()
     assert trained != 0.0
