@@ -173,11 +173,13 @@ def pending_updates(created_ops, running):
                                        else set())
     initializers = _initializer_names(graph)
     control_outputs = _control_outputs(created_ops)
+    dangling = [op for op in candidates
+                if op.name not in initializers and _target_op(op).name in state
+                and _is_dangling(op, control_outputs)]
+    if not dangling:  # e.g. only the optimizer's own assignments: no graph walk
+        return []
     already_run = _ancestors(running)
-    return [op for op in candidates
-            if op.name not in initializers and op.name not in already_run
-            and _target_op(op).name in state
-            and _is_dangling(op, control_outputs)]
+    return [op for op in dangling if op.name not in already_run]
 
 
 def _run_after(update, after, settled):

@@ -74,3 +74,29 @@ def test_evaluate_restores_the_model_but_not_the_metrics(tmp_path):
     assert first["mae"] == pytest.approx(np.abs(x).mean()) == second["mae"]
     assert estimator.get_variable_names() == ["dense/bias", "dense/kernel",
                                               "global_step"]
+
+
+def test_metrics_of_replicated_towers_cover_the_whole_batch(tmp_path):
+    """replicate_model_fn folds every tower's metric variables into tower 0's."""
+    x = np.array([[1.0, 2.0], [3.0, 6.0], [-1.0, 0.0], [5.0, 2.0]], np.float32)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, x[:, :1])).batch(4)
+
+    def model_fn(features, labels, mode):
+        logits = tf.matmul(features["x"], v1.get_variable("w", initializer=[[1.0],
+                                                                             [1.0]]))
+        mean = tf.keras.metrics.Mean()
+        mean.update_state(logits)
+        error = tf.keras.metrics.MeanAbsoluteError()
+        error.update_state(labels, logits)
+        return el.EstimatorSpec(mode, loss=v1.losses.mean_squared_error(labels, logits),
+                                eval_metric_ops={"mean": mean, "mae": error})
+
+    config = el.RunConfig(session_config=v1.ConfigProto(device_count={"CPU": 2}))
+    estimator = el.Estimator(el.replicate_model_fn(
+        model_fn, devices=["/device:CPU:0", "/device:CPU:1"]), str(tmp_path),
+        config=config)
+    metrics = estimator.evaluate(input_fn)
+    assert metrics["mean"] == pytest.approx(x.sum(1).mean())
+    assert metrics["mae"] == pytest.approx(np.abs(x[:, 1]).mean())
