@@ -83,26 +83,25 @@ def schedules():
     return tf.keras.optimizers.schedules
 
 
-# Head cases: name -> (head kind, label kind, optimizer builder(flavor)).
+# Head cases: name -> (head kind, label kind, optimizer builder(flavor), whether a
+# tf-keras legacy user ties iterations to the global step as on tf.estimator 2.15).
 HEAD_CASES = {
-    "binary_adam_constant": ("binary", "binary",
-                             lambda f: optimizers_module(f).Adam(learning_rate=0.05)),
+    "binary_adam_constant": (
+        "binary", "binary", lambda f: optimizers_module(f).Adam(learning_rate=0.05), True),
     "multi_adam_exponential_decay_tensor": (
         "multi", "class",
-        lambda f: optimizers_module(f).Adam(learning_rate=decayed_rate(f, 0.1, 3, 0.5))),
+        lambda f: optimizers_module(f).Adam(learning_rate=decayed_rate(f, 0.1, 3, 0.5)),
+        False),
     "binary_sgd_momentum_piecewise_schedule": (
         "binary", "binary",
         lambda f: optimizers_module(f).SGD(
             learning_rate=schedules().PiecewiseConstantDecay([3, 6], [0.5, 0.2, 0.05]),
-            momentum=0.9)),
+            momentum=0.9), False),
     "regression_rmsprop_exponential_schedule": (
         "regression", "real",
         lambda f: optimizers_module(f).RMSprop(
-            learning_rate=schedules().ExponentialDecay(0.05, 4, 0.5, staircase=True))),
-    "multi_adagrad_inverse_time_schedule": (
-        "multi", "class",
-        lambda f: optimizers_module(f).Adagrad(
-            learning_rate=schedules().InverseTimeDecay(0.3, 2, 0.5))),
+            learning_rate=schedules().ExponentialDecay(0.05, 4, 0.5, staircase=True)),
+        False),
 }
 
 
@@ -114,8 +113,8 @@ def _head(est, kind):
     return est.RegressionHead()
 
 
-def head_model_fn(est, flavor, head_kind, build_optimizer):
-    """A TF2-style model_fn: a linear model with fixed weights, a head, a Keras optimizer."""
+def head_model_fn(est, flavor, head_kind, build_optimizer, user_ties):
+    """A TF2-style model_fn: fixed-weight linear logits, a head, a Keras optimizer."""
     head = _head(est, head_kind)
 
     def model_fn(features, labels, mode):
@@ -128,7 +127,9 @@ def head_model_fn(est, flavor, head_kind, build_optimizer):
         optimizer = None
         if mode == "train":  # ModeKeys.TRAIN in both libraries.
             optimizer = build_optimizer(flavor)
-            if flavor == "oracle":  # What tf.estimator 2.15's users had to write.
+            if flavor == "oracle" or (flavor == "legacy" and user_ties):
+                # What tf.estimator 2.15's users had to write (estimator_lite ties it
+                # when they did not).
                 optimizer.iterations = tf.compat.v1.train.get_or_create_global_step()
         return head.create_estimator_spec(features, mode, logits, labels,
                                           optimizer=optimizer, trainable_variables=[w, b])
@@ -205,8 +206,8 @@ def run_case(est, group, name, flavor, workdir):
     model_dir = os.path.join(workdir, flavor, name)
     config = est.RunConfig(tf_random_seed=1, save_summary_steps=1000)
     if group == "heads":
-        head_kind, label_kind, build = HEAD_CASES[name]
-        estimator = est.Estimator(head_model_fn(est, flavor, head_kind, build),
+        head_kind, label_kind, build, user_ties = HEAD_CASES[name]
+        estimator = est.Estimator(head_model_fn(est, flavor, head_kind, build, user_ties),
                                   model_dir=model_dir, config=config)
     else:
         init_dir = os.path.join(workdir, "init")
