@@ -1,9 +1,9 @@
 """Canned estimators with Keras optimizers whose learning rate decays, as users write.
 
 DNNClassifier's docstring example (``optimizer=lambda: tf.keras.optimizers.Adam(
-learning_rate=tf.compat.v1.train.exponential_decay(..., global_step=...))``), a
-LinearClassifier with a ``PiecewiseConstantDecay`` schedule and a wide-and-deep model
-with a schedule on one part and a decayed tensor on the other (from
+learning_rate=tf.compat.v1.train.exponential_decay(..., global_step=...))``) and a
+wide-and-deep model with an ``ExponentialDecay`` schedule on the linear part (its
+optimizer keeps its own iteration count) and a decayed tensor on the DNN part (from
 tests/compat/keras_optimizer_driver.py) train 10 steps from the same starting
 weights on tf.estimator 2.15 (legacy optimizers), on estimator_lite with Keras 3
 (the tensor passed as a callable, since Keras 3 refuses tensors), with tf-keras'

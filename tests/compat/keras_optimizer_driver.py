@@ -34,19 +34,18 @@ HIDDEN_UNITS = 4
 
 
 def data():
-    """A small deterministic table: x (2 numbers), a 3-class label and a real target."""
+    """A small deterministic table: x (2 numbers) and a 3-class label."""
     rng = np.random.RandomState(0)
     x = rng.randn(_N, 2).astype(np.float32)
     score = x[:, 0] - 0.5 * x[:, 1]
-    return x, np.digitize(score, [-0.5, 0.5]).astype(np.int64), score.reshape(-1, 1)
+    return x, np.digitize(score, [-0.5, 0.5]).astype(np.int64)
 
 
 def input_fn(label_kind, epochs=None):
     """An input_fn over the table, in order (every run sees the same batches)."""
     def fn():
-        x, classes, real = data()
-        labels = {"class": classes, "binary": (classes > 0).astype(np.int64),
-                  "real": real}[label_kind]
+        x, classes = data()
+        labels = {"class": classes, "binary": (classes > 0).astype(np.int64)}[label_kind]
         return tf.data.Dataset.from_tensor_slices(({"x": x}, labels)).repeat(
             epochs).batch(BATCH_SIZE)
     return fn
@@ -97,20 +96,13 @@ HEAD_CASES = {
         lambda f: optimizers_module(f).SGD(
             learning_rate=schedules().PiecewiseConstantDecay([3, 6], [0.5, 0.2, 0.05]),
             momentum=0.9), False),
-    "regression_rmsprop_exponential_schedule": (
-        "regression", "real",
-        lambda f: optimizers_module(f).RMSprop(
-            learning_rate=schedules().ExponentialDecay(0.05, 4, 0.5, staircase=True)),
-        False),
 }
 
 
 def _head(est, kind):
     if kind == "binary":
         return est.BinaryClassHead()
-    if kind == "multi":
-        return est.MultiClassHead(n_classes=3)
-    return est.RegressionHead()
+    return est.MultiClassHead(n_classes=3)
 
 
 def head_model_fn(est, flavor, head_kind, build_optimizer, user_ties):
@@ -164,16 +156,6 @@ def _canned_dnn(est, flavor, model_dir, init_dir):
         warm_start_from=init_dir), "class"
 
 
-def _canned_linear(est, flavor, model_dir, init_dir):
-    del init_dir  # Linear weights start at zero.
-    return est.LinearClassifier(
-        feature_columns=[tf.feature_column.numeric_column("x", shape=(2,))],
-        model_dir=model_dir,
-        optimizer=optimizers_module(flavor).Ftrl(
-            learning_rate=schedules().PiecewiseConstantDecay([4, 7], [0.3, 0.1, 0.02]))
-    ), "binary"
-
-
 def _canned_combined(est, flavor, model_dir, init_dir):
     x = tf.feature_column.numeric_column("x", shape=(2,))
     return est.DNNLinearCombinedClassifier(
@@ -188,7 +170,6 @@ def _canned_combined(est, flavor, model_dir, init_dir):
 
 
 CANNED_CASES = {"dnn_adam_exponential_decay_tensor": _canned_dnn,
-                "linear_ftrl_piecewise_schedule": _canned_linear,
                 "combined_sgd_schedule_adagrad_tensor": _canned_combined}
 
 
