@@ -501,7 +501,8 @@ class _LegacyKerasOptimizer:
         if own is None:
             self.optimizer.iterations = iterations
             return []
-        if own is iterations or own.name == iterations.name:
+        if own is iterations or (own.name == iterations.name and
+                                 own.graph is iterations.graph):
             return []
         # The user gave it another counter: keep it, but still advance the step.
         logging.warning("%s: the optimizer's iterations (%s) is not the global step; "
