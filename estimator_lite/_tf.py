@@ -24,6 +24,12 @@ DATASET_TYPES = tuple(
     cls for cls in tf.data.Dataset.__mro__
     if cls.__name__ in ("DatasetV1", "DatasetV2")) or (tf.data.Dataset,)
 
+# tf.compat.v1.Variable is VariableV1; the resource variables TF 2 creates (also in
+# a tf.compat.v1 graph) derive only from its base class Variable. Both are variables.
+VARIABLE_TYPES = tuple(
+    cls for cls in tf.Variable.__mro__
+    if cls.__name__ in ("Variable", "VariableV1")) or (tf.Variable,)
+
 # Keras 3 keeps its object-name counters in this internal module (per thread). It is
 # looked up only if the user's process already imported it; never imported here.
 _KERAS3_GLOBAL_STATE = "keras.src.backend.common.global_state"
@@ -75,5 +81,5 @@ def add_control_inputs(op, control_ops):
     add(list(control_ops))
 
 
-__all__ = ["DATASET_TYPES", "add_control_inputs", "isolated_keras_names", "logging",
-           "tf"]
+__all__ = ["DATASET_TYPES", "VARIABLE_TYPES", "add_control_inputs", "isolated_keras_names",
+           "logging", "tf"]

@@ -41,6 +41,11 @@ EXPERIMENTAL = [
     "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
     "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
 ]
+# The optimizer mapping heads, canned estimators and wrappers share.
+CANNED_OPTIMIZERS = [
+    "Adagrad", "Adam", "Ftrl", "GraphOptimizer", "OPTIMIZER_NAMES", "RMSprop", "SGD",
+    "graph_optimizer", "optimizer_factory",
+]
 # Module paths users import (tf.estimator's own module names).
 PUBLIC_MODULES = [
     "estimator_lite.estimator", "estimator_lite.model_fn", "estimator_lite.run_config",
@@ -53,7 +58,8 @@ PUBLIC_MODULES = [
 
 @pytest.mark.parametrize("module,expected", [
     ("estimator_lite", TOP_LEVEL), ("estimator_lite.export", EXPORT),
-    ("estimator_lite.experimental", EXPERIMENTAL)])
+    ("estimator_lite.experimental", EXPERIMENTAL),
+    ("estimator_lite.canned.optimizers", CANNED_OPTIMIZERS)])
 def test_all_is_pinned_and_resolves(module, expected):
     mod = importlib.import_module(module)
     assert sorted(mod.__all__) == sorted(expected)

@@ -9,16 +9,27 @@ run in graph mode, so `GraphOptimizer` re-creates those variables under the same
 names and applies the same update rules with tf.compat.v1 ops: a model_dir written
 by either library restores in the other and keeps training the same way.
 
-`optimizer_factory` turns what users pass as ``optimizer`` (a name, a Keras
-optimizer instance, a tf.compat.v1 optimizer instance, or a callable returning
-one) into a function that builds the optimizer inside the model_fn's graph.
+`graph_optimizer` is the one place an optimizer instance becomes something that
+trains in a tf.compat.v1 graph; the canned estimators (through
+`optimizer_factory`, which also takes names and callables) and the heads'
+``create_estimator_spec(optimizer=...)`` both use it:
+  * a tf-keras legacy optimizer (``tf.keras.optimizers.legacy.*`` with
+    TF_USE_LEGACY_KERAS=1) runs as it is, as on tf.estimator 2.15, its
+    ``iterations`` tied to the global step unless the user tied it;
+  * a Keras 3 or tf-keras (non-legacy) optimizer becomes the `GraphOptimizer`
+    with the same class name and hyperparameters;
+  * a tf.compat.v1.train.Optimizer or a GraphOptimizer is used as it is.
+Learning rates may be numbers, tensors (e.g. ``tf.compat.v1.train.exponential_decay``
+on the global step), zero-argument callables, or Keras ``LearningRateSchedule``
+objects, which are evaluated in the graph on the optimizer's iteration count
+(the global step for the estimator's main optimizer), as Keras does.
 """
 
-from estimator_lite._tf import logging, tf
+from estimator_lite._tf import VARIABLE_TYPES, logging, tf
 
 __all__ = [
     "Adagrad", "Adam", "Ftrl", "GraphOptimizer", "OPTIMIZER_NAMES", "RMSprop", "SGD",
-    "optimizer_factory",
+    "graph_optimizer", "optimizer_factory",
 ]
 
 _SCOPE = "training"
@@ -51,6 +62,37 @@ def _decay_and_scatter_add(var, decay, indices, updates):
         return var.read_value()
 
 
+def _is_schedule(value):
+    """True for a Keras LearningRateSchedule (Keras 3 or tf-keras), by its class."""
+    return any(cls.__name__ == "LearningRateSchedule" for cls in type(value).__mro__)
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_tensor_like(value):
+    return isinstance(value, (tf.Tensor, *VARIABLE_TYPES))
+
+
+def _check_learning_rate(name, lr):
+    """Checks a learning rate: a number >= 0, a tensor, a schedule or a callable.
+
+    Raises:
+      TypeError: none of those kinds.
+      ValueError: a negative number.
+    """
+    if _is_number(lr):
+        if lr < 0:
+            raise ValueError(f"{name} learning_rate must be >= 0, got {lr!r}")
+        return
+    if _is_tensor_like(lr) or _is_schedule(lr) or callable(lr):
+        return
+    raise TypeError(f"{name} learning_rate must be a number, a Tensor, a Keras "
+                    f"LearningRateSchedule or a callable returning the rate, got "
+                    f"{lr!r} of type {type(lr).__name__}")
+
+
 class GraphOptimizer:
     """A Keras-style optimizer built from tf.compat.v1 variables and ops.
 
@@ -78,21 +120,18 @@ class GraphOptimizer:
         values = {k: v for k, v in known.items() if v is not None}
         values.update({k: v for k, v in kwargs.items() if v is not None})
         for key, value in values.items():
-            if isinstance(value, bool) and key not in self.OPTIONS:
+            if key != "learning_rate" and isinstance(value, bool) and (
+                    key not in self.OPTIONS):
                 raise TypeError(f"{self.KERAS_NAME} {key} must be a number, got {value!r}")
-        lr = values.get("learning_rate")
-        if isinstance(lr, bool) or not isinstance(lr, (int, float)):
-            raise TypeError(f"{self.KERAS_NAME} learning_rate must be a number, got "
-                            f"{lr!r}")
-        if lr < 0:
-            raise ValueError(f"{self.KERAS_NAME} learning_rate must be >= 0, got {lr!r}")
+        _check_learning_rate(self.KERAS_NAME, values.get("learning_rate"))
         self._values = values
         self._hyper = None
         self._scope_name = None
 
     @property
     def learning_rate(self):
-        """The initial learning rate (the checkpointed variable wins on restore)."""
+        """The learning rate as given: a number (its checkpointed variable wins on
+        restore), a Tensor, a LearningRateSchedule or a callable."""
         return self._values["learning_rate"]
 
     def get_config(self):
@@ -123,9 +162,27 @@ class GraphOptimizer:
                            use_resource=True)
 
     def _create_hyper(self):
+        # Only numbers are checkpointed: a tensor, schedule or callable learning rate
+        # has no variable (as in Keras' legacy optimizers).
         names = sorted({"learning_rate", "decay", *self.HYPER})
+        names = [n for n in names if _is_number(self._values[n])]
         with tf.init_scope(), tf.name_scope(self._scope()):
             self._hyper = {n: self._new_variable(n, float(self._values[n])) for n in names}
+
+    def _learning_rate_tensor(self, iterations):
+        """The learning rate for this step, float32.
+
+        A schedule is evaluated on the iteration count read before this step's
+        increment, as a float (as Keras' legacy optimizers call it).
+        """
+        lr = self._values["learning_rate"]
+        if _is_number(lr):
+            return tf.identity(self._hyper["learning_rate"])
+        if _is_schedule(lr):
+            lr = lr(tf.cast(iterations, tf.float32))
+        elif not _is_tensor_like(lr):
+            lr = lr()  # A zero-argument callable, called in the graph.
+        return tf.cast(lr, tf.float32)
 
     def _create_slot(self, var, slot_name, initial_value):
         shape = var.shape.as_list()
@@ -148,7 +205,8 @@ class GraphOptimizer:
     def _coefficients(self, iterations):
         """Tensors shared by every variable's update (learning rate, powers...)."""
         coeffs = {name: tf.identity(var) for name, var in self._hyper.items()}
-        lr = coeffs["learning_rate"]
+        lr = self._learning_rate_tensor(iterations)
+        coeffs["learning_rate"] = lr
         if self._values["decay"] > 0:
             # Keras' time-based decay, keyed on the optimizer's iteration count.
             lr = lr / (1.0 + coeffs["decay"] * tf.cast(iterations, tf.float32))
@@ -422,9 +480,144 @@ class _V1Optimizer:
         return self._optimizer.apply_gradients(pairs, global_step=iterations, name=name)
 
 
+class _LegacyKerasOptimizer:
+    """Runs a tf-keras legacy optimizer (OptimizerV2) as it is, in the graph.
+
+    tf.estimator 2.15 ran these itself; users tied ``optimizer.iterations`` to the
+    global step in their model_fn, or training never advanced. Here the global
+    step is tied for them when they did not tie it.
+    """
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+
+    def __repr__(self):
+        return f"{type(self.optimizer).__name__}(legacy, run as it is)"
+
+    def _tie_iterations(self, iterations):
+        """Makes `iterations` the optimizer's counter; returns extra ops to run."""
+        # Keras' private field: None until the optimizer made or was given a counter.
+        own = getattr(self.optimizer, "_iterations", None)
+        if own is None:
+            self.optimizer.iterations = iterations
+            return []
+        if own is iterations or (own.name == iterations.name and
+                                 own.graph is iterations.graph):
+            return []
+        # The user gave it another counter: keep it, but still advance the step.
+        logging.warning("%s: the optimizer's iterations (%s) is not the global step; "
+                        "incrementing the global step beside it", self, own.name)
+        return [iterations]
+
+    def apply_gradients(self, grads_and_vars, iterations=None, name=None):
+        """Applies the gradients with the Keras optimizer; see GraphOptimizer's."""
+        pairs = [(g, v) for g, v in grads_and_vars if g is not None]
+        if not pairs:
+            raise ValueError("no gradients to apply: none of the variables "
+                             f"{[v.op.name for _, v in grads_and_vars]} affects the loss")
+        counters = [] if iterations is None else self._tie_iterations(iterations)
+        # As tf.estimator 2.15's heads: variables under training/<Name>/.
+        with tf.name_scope(_SCOPE + "/"):
+            train_op = self.optimizer.apply_gradients(pairs, name=name)
+        if not counters:
+            return train_op
+        with tf.control_dependencies([train_op]):
+            return tf.group(*[c.assign_add(1, read_value=False) for c in counters])
+
+    def fresh_copy(self):
+        """A copy for a new graph when the optimizer can be rebuilt from its config."""
+        hyper = getattr(self.optimizer, "_hyper", {})  # Keras keeps raw values here.
+        lr = hyper.get("learning_rate") if isinstance(hyper, dict) else None
+        if _is_number(lr) or _is_schedule(lr):
+            return _LegacyKerasOptimizer(
+                type(self.optimizer).from_config(self.optimizer.get_config()))
+        return self  # A tensor or callable rate belongs to the graph it was built in.
+
+
+def _top_module(obj):
+    return (type(obj).__module__ or "").split(".")[0]
+
+
+def _is_legacy_keras_optimizer(obj):
+    """A Keras 2 (tf-keras, or Keras 2.x in TF <= 2.15) legacy OptimizerV2."""
+    return (_top_module(obj) in ("keras", "tf_keras") and
+            any(cls.__name__ == "OptimizerV2" for cls in type(obj).__mro__))
+
+
 def _is_keras_optimizer(obj):
-    module = type(obj).__module__ or ""
-    return module.split(".")[0] in ("keras", "tf_keras") and hasattr(obj, "get_config")
+    return _top_module(obj) in ("keras", "tf_keras") and hasattr(obj, "get_config")
+
+
+def _as_tf_variable(value):
+    """The tf.Variable behind a tf.Variable or a Keras 3 Variable, else None."""
+    if isinstance(value, VARIABLE_TYPES):
+        return value
+    if _top_module(value) == "keras":  # A Keras 3 Variable: .value is its tf.Variable.
+        inner = getattr(value, "value", None)
+        return inner if isinstance(inner, VARIABLE_TYPES) else None
+    return None
+
+
+def _keras_learning_rate(optimizer):
+    """The learning rate a Keras 3 / tf-keras optimizer was given.
+
+    A number stays a number; a schedule or a callable is returned as it is; a
+    rate held in a graph variable (tf-keras builds a variable from a tensor it is
+    given, such as an exponential_decay on the global step) is returned as the
+    tensor it was built from, so it is recomputed at every step.
+    """
+    raw = getattr(optimizer, "_learning_rate", None)  # Keras keeps the rate here.
+    variable = _as_tf_variable(raw)
+    if variable is None:
+        return raw
+    try:
+        return float(variable.numpy())
+    except NotImplementedError:  # A graph variable: numpy() needs eager execution.
+        initial = variable.initial_value
+        static = tf.get_static_value(initial)
+        return float(static) if static is not None else initial
+
+
+def _keras_variables(optimizer):
+    """The tf.Variables a Keras optimizer holds in its attributes."""
+    found = []
+    for value in vars(optimizer).values():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            variable = _as_tf_variable(item)
+            if variable is not None:
+                found.append(variable)
+    return found
+
+
+def _forget_keras_variables(optimizer):
+    """Drops the replaced Keras optimizer's graph variables from the collections.
+
+    A Keras optimizer built inside the model_fn creates its counters and rate
+    variables in the graph; nothing uses them once it is replaced, and they must
+    not enter checkpoints (tf.estimator 2.15's have no such names).
+    """
+    if tf.executing_eagerly():
+        return
+    graph = tf.get_default_graph()
+    ids = {id(v) for v in _keras_variables(optimizer)
+           if getattr(v, "graph", None) is graph}
+    if not ids:
+        return
+    for key in (tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.LOCAL_VARIABLES):
+        collection = tf.get_collection_ref(key)
+        collection[:] = [v for v in collection if id(v) not in ids]
+
+
+def _keras_hyperparameters(optimizer, cls):
+    """Hyperparameters of a Keras 3 / tf-keras optimizer, read from its attributes.
+
+    get_config cannot be used in a graph: tf-keras evaluates its learning-rate
+    variable there (FailedPreconditionError or NotImplementedError).
+    """
+    names = {*cls.HYPER, *cls.OPTIONS, *_UNSUPPORTED_KERAS_OPTIONS} - {"learning_rate"}
+    values = {n: getattr(optimizer, n) for n in sorted(names) if hasattr(optimizer, n)}
+    values["learning_rate"] = _keras_learning_rate(optimizer)
+    return values
 
 
 def _from_keras(optimizer, argument):
@@ -434,11 +627,7 @@ def _from_keras(optimizer, argument):
     if cls is None:
         raise ValueError(f"{argument}: Keras optimizer {cls_name} has no graph-mode "
                          f"equivalent; use one of {sorted(_KERAS_CLASSES)}")
-    config = optimizer.get_config()
-    lr = config.get("learning_rate")
-    if isinstance(lr, dict) or callable(lr):
-        raise ValueError(f"{argument}: learning-rate schedules are not supported for "
-                         f"Keras optimizers, got learning_rate={lr!r}")
+    config = _keras_hyperparameters(optimizer, cls)
     for option, neutral in _UNSUPPORTED_KERAS_OPTIONS.items():
         if config.get(option) not in neutral:
             raise ValueError(f"{argument}: Keras option {option}={config[option]!r} of "
@@ -446,8 +635,10 @@ def _from_keras(optimizer, argument):
                              f"{neutral[-1]!r}")
     known = {"learning_rate", "decay", *cls.HYPER, *cls.OPTIONS}
     kwargs = {k: v for k, v in config.items() if k in known}
-    kwargs["learning_rate"] = float(lr)
+    if _is_number(kwargs["learning_rate"]):
+        kwargs["learning_rate"] = float(kwargs["learning_rate"])
     graph_optimizer = cls(**kwargs)
+    _forget_keras_variables(optimizer)
     logging.info("%s: Keras optimizer %s cannot run in graph mode; using its "
                  "tf.compat.v1 equivalent %r", argument, cls_name, graph_optimizer)
     return graph_optimizer
@@ -455,22 +646,66 @@ def _from_keras(optimizer, argument):
 
 def _resolve_instance(value, argument):
     """An object with apply_gradients(grads_and_vars, iterations), or None."""
-    if isinstance(value, GraphOptimizer):
+    if isinstance(value, (GraphOptimizer, _LegacyKerasOptimizer, _V1Optimizer)):
         return value
     if isinstance(value, tf.train.Optimizer):
         return _V1Optimizer(value)
+    if _is_legacy_keras_optimizer(value):
+        return _LegacyKerasOptimizer(value)
     if _is_keras_optimizer(value):
         return _from_keras(value, argument)
     return None
+
+
+def graph_optimizer(optimizer, argument="optimizer"):
+    """Turns an optimizer instance into one that trains in a tf.compat.v1 graph.
+
+    The one mapping from what users pass as an optimizer to what runs: canned
+    estimators, heads and wrappers such as model_to_estimator all call it.
+
+    Args:
+      optimizer: a Keras 3 or tf-keras optimizer (mapped to the `GraphOptimizer`
+        of the same class name, hyperparameters and learning rate: a number,
+        tensor, callable or LearningRateSchedule), a tf-keras legacy optimizer
+        (run as it is), a tf.compat.v1.train.Optimizer, or a GraphOptimizer.
+      argument: the argument name used in messages.
+
+    Returns:
+      An object with ``apply_gradients(grads_and_vars, iterations=None,
+      name=None)``: it applies the updates and increments `iterations` (an int64
+      variable, usually the global step; None: the optimizer's own counter).
+      Call it inside the graph it trains, after `optimizer` was built.
+
+    Raises:
+      TypeError: `optimizer` is not an optimizer instance of those kinds.
+      ValueError: a Keras optimizer with no graph equivalent (the message names
+        it and lists the supported ones), or with an option that changes the
+        update rule and is not emulated (clipnorm, weight_decay, ema...).
+    """
+    built = _resolve_instance(optimizer, argument)
+    if built is None:
+        raise TypeError(f"{argument} must be an optimizer instance (Keras, tf-keras "
+                        f"legacy or tf.compat.v1.train.Optimizer), got {optimizer!r} "
+                        f"of type {type(optimizer).__name__}")
+    return built
+
+
+def _fresh_copy(instance):
+    """A copy of a built optimizer for a new graph (variables belong to one graph)."""
+    if isinstance(instance, GraphOptimizer):
+        return type(instance)(**instance.get_config())
+    if isinstance(instance, _LegacyKerasOptimizer):
+        return instance.fresh_copy()
+    return instance
 
 
 def optimizer_factory(optimizer, default_learning_rate=None, argument="optimizer"):
     """Validates an `optimizer` argument; returns a function building it in a graph.
 
     Args:
-      optimizer: a name from OPTIMIZER_NAMES, a Keras optimizer instance, a
-        tf.compat.v1.train.Optimizer, a GraphOptimizer, or a callable returning
-        one of those instances.
+      optimizer: a name from OPTIMIZER_NAMES, any instance `graph_optimizer`
+        takes, or a callable returning one (called in the model_fn's graph, so
+        its learning rate may be a tensor on the global step).
       default_learning_rate: learning rate for a name (None: the Keras default).
       argument: argument name for messages.
 
@@ -491,10 +726,7 @@ def optimizer_factory(optimizer, default_learning_rate=None, argument="optimizer
         return lambda: cls(learning_rate=default_learning_rate)
     instance = _resolve_instance(optimizer, argument)
     if instance is not None:
-        if isinstance(instance, GraphOptimizer):
-            # A fresh copy per graph: hyperparameter variables belong to one graph.
-            return lambda: type(instance)(**instance.get_config())
-        return lambda: instance
+        return lambda: _fresh_copy(instance)
     if callable(optimizer):
         def build():
             result = optimizer()

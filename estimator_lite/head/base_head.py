@@ -5,7 +5,7 @@ with tf.estimator's heads. Subclasses say how labels become a per-example loss,
 what the predictions and export outputs are, and which metrics they report.
 """
 
-from estimator_lite._tf import tf
+from estimator_lite._tf import VARIABLE_TYPES, tf
 from estimator_lite.head import head_inputs, reduction
 from estimator_lite.head.keys import MetricKeys, metric_key
 from estimator_lite.head.metrics import Metric, eval_metric_ops, weighted_mean
@@ -52,12 +52,50 @@ def check_prediction_keys(keys, valid_keys):
     return keys
 
 
+def _train_variables(trainable_variables):
+    """The tf.Variables to train (Keras 3 Variables unwrapped; None: all trainable)."""
+    if trainable_variables is None:
+        return tf.trainable_variables()
+    if not isinstance(trainable_variables, (list, tuple)):
+        raise TypeError(f"trainable_variables must be a list or tuple of variables, got "
+                        f"{trainable_variables!r} of type "
+                        f"{type(trainable_variables).__name__}")
+    unwrapped = []
+    for variable in trainable_variables:
+        inner = variable if isinstance(variable, VARIABLE_TYPES) else getattr(
+            variable, "value", None)  # A Keras 3 Variable holds its tf.Variable here.
+        if not isinstance(inner, VARIABLE_TYPES):
+            raise TypeError(f"trainable_variables must hold variables, got {variable!r} "
+                            f"of type {type(variable).__name__}")
+        unwrapped.append(inner)
+    return unwrapped
+
+
+def _keras_train_op(loss, optimizer, trainable_variables):
+    """One gradient pass and update with a Keras (or graph) optimizer.
+
+    The optimizer goes through the canned estimators' mapping: a tf-keras legacy
+    optimizer runs as it is, a Keras 3 / tf-keras one becomes its graph
+    equivalent. Either way the global step is its iteration count.
+    """
+    # Imported here: canned builds on the heads, so it cannot be imported at the top.
+    from estimator_lite.canned import optimizers  # noqa: PLC0415
+
+    built = optimizers.graph_optimizer(optimizer, argument="optimizer")
+    variables = _train_variables(trainable_variables)
+    grads = tf.gradients(loss, variables)
+    return built.apply_gradients(list(zip(grads, variables, strict=True)),
+                                 iterations=tf.train.get_or_create_global_step())
+
+
 def make_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
     """Builds the train op from exactly one of `optimizer` and `train_op_fn`.
 
     Args:
       loss: the scalar training loss.
-      optimizer: a tf.compat.v1.train.Optimizer, or None.
+      optimizer: a tf.compat.v1.train.Optimizer, a Keras optimizer (Keras 3,
+        tf-keras, or tf-keras legacy), or None. See
+        `estimator_lite.canned.optimizers.graph_optimizer`.
       trainable_variables: variables to train with `optimizer` (None: all trainable).
       train_op_fn: callable(loss) returning the train op, or None.
       update_ops: ops to run with every step (e.g. batch norm moving averages).
@@ -66,24 +104,22 @@ def make_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops)
       The train op.
 
     Raises:
-      ValueError: neither or both of optimizer and train_op_fn are given.
-      TypeError: optimizer is not a tf.compat.v1 optimizer, train_op_fn not callable.
+      ValueError: neither or both of optimizer and train_op_fn are given, or a
+        Keras optimizer has no graph equivalent.
+      TypeError: optimizer is not an optimizer, train_op_fn not callable.
     """
     if (optimizer is None) == (train_op_fn is None):
         raise ValueError("exactly one of optimizer and train_op_fn must be given, got "
                          f"optimizer={optimizer!r}, train_op_fn={train_op_fn!r}")
     update_ops = list(update_ops or [])
     if optimizer is not None:
-        if not isinstance(optimizer, tf.train.Optimizer):
-            raise TypeError(
-                "optimizer must be a tf.compat.v1.train.Optimizer (e.g. "
-                "tf.compat.v1.train.AdamOptimizer(0.01)); Keras optimizers do not run "
-                "in graph mode here. Canned estimators also accept a name such as "
-                f"'Adam'. Got {optimizer!r} of type {type(optimizer).__name__}")
         # Update ops first, so a step trains on this batch's moving statistics.
         with tf.control_dependencies(update_ops):
-            return optimizer.minimize(loss, global_step=tf.train.get_global_step(),
-                                      var_list=trainable_variables)
+            if isinstance(optimizer, tf.train.Optimizer):
+                # compute_gradients stays the optimizer's own (TowerOptimizer & co.).
+                return optimizer.minimize(loss, global_step=tf.train.get_global_step(),
+                                          var_list=trainable_variables)
+            return _keras_train_op(loss, optimizer, trainable_variables)
     if not callable(train_op_fn):
         raise TypeError(f"train_op_fn must be callable, got {train_op_fn!r}")
     train_op = train_op_fn(loss)
@@ -233,7 +269,9 @@ class Head:
           mode: a ModeKeys value.
           logits: float Tensor [batch_size, logits_dimension].
           labels: labels Tensor (TRAIN and EVAL).
-          optimizer: a tf.compat.v1.train.Optimizer (TRAIN; or give train_op_fn).
+          optimizer: a Keras optimizer (as tf.estimator 2.15: the global step is
+            its ``iterations``) or a tf.compat.v1.train.Optimizer (TRAIN; or give
+            train_op_fn).
           trainable_variables: variables the optimizer trains (None: all).
           train_op_fn: callable(loss) -> train op (TRAIN; or give optimizer).
           update_ops: ops run with each train step.
@@ -245,7 +283,7 @@ class Head:
         Raises:
           ValueError: bad mode, missing labels, or not exactly one of optimizer and
             train_op_fn in TRAIN mode.
-          TypeError: optimizer is not a tf.compat.v1 optimizer.
+          TypeError: optimizer is not an optimizer.
         """
         with tf.name_scope(self._name or "head"):
             logits = self._checked_logits(logits)

@@ -118,3 +118,37 @@ def test_bad_optimizer_arguments():
         optimizers.optimizer_factory(lambda: "Adam")()
     with pytest.raises(ValueError, match=UNKNOWN_HYPER):
         optimizers.Adam(learning_rate=0.1, momentum=0.9)
+
+
+NOT_AN_OPTIMIZER = "optimizer must be an optimizer instance"
+NO_EQUIVALENT = "Keras optimizer Lion has no graph-mode equivalent"
+
+
+@pytest.mark.parametrize("keras_optimizer", [
+    tf.keras.optimizers.Adam(0.02, beta_1=0.8, beta_2=0.99, epsilon=1e-5),
+    tf.keras.optimizers.SGD(0.3, momentum=0.5, nesterov=True),
+    tf.keras.optimizers.Adagrad(0.2, initial_accumulator_value=0.3, epsilon=1e-6),
+    tf.keras.optimizers.RMSprop(0.01, rho=0.8, momentum=0.1, centered=True),
+    tf.keras.optimizers.Ftrl(0.4, learning_rate_power=-0.3, beta=0.1,
+                             l1_regularization_strength=0.01,
+                             l2_shrinkage_regularization_strength=0.02),
+], ids=lambda o: type(o).__name__)
+def test_graph_optimizer_keeps_every_keras_hyperparameter(keras_optimizer):
+    # graph_optimizer reads attributes (get_config fails in a graph under tf-keras);
+    # they must be exactly what get_config reports.
+    built = optimizers.graph_optimizer(keras_optimizer)
+    config = keras_optimizer.get_config()
+    for key, value in built.get_config().items():
+        if key in config:
+            assert value == pytest.approx(config[key]), key
+    assert type(keras_optimizer).__name__ == type(built).KERAS_NAME
+
+
+def test_graph_optimizer_refuses_what_it_cannot_run():
+    with pytest.raises(TypeError, match=NOT_AN_OPTIMIZER):
+        optimizers.graph_optimizer("Adam")  # Names are for canned estimators only.
+    with pytest.raises(ValueError, match=NO_EQUIVALENT):
+        optimizers.graph_optimizer(tf.keras.optimizers.Lion(0.1))
+    v1 = tf.compat.v1.train.GradientDescentOptimizer(0.5)
+    values = _apply(optimizers.graph_optimizer(v1), [1.0, 1.0], steps=1)
+    np.testing.assert_allclose(values["w"], [0.5, -2.5])

@@ -1,0 +1,59 @@
+"""Canned estimators with Keras optimizers whose learning rate decays, as users write.
+
+DNNClassifier's docstring example (``optimizer=lambda: tf.keras.optimizers.Adam(
+learning_rate=tf.compat.v1.train.exponential_decay(..., global_step=...))``) and a
+wide-and-deep model with an ``ExponentialDecay`` schedule on the linear part (its
+optimizer keeps its own iteration count) and a decayed tensor on the DNN part (from
+tests/compat/keras_optimizer_driver.py) train 10 steps from the same starting
+weights on tf.estimator 2.15 (legacy optimizers), on estimator_lite with Keras 3
+(the tensor passed as a callable, since Keras 3 refuses tensors), with tf-keras'
+optimizers and with its legacy ones: same checkpoints, same metrics.
+"""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from estimator_lite.canned import optimizers
+from tests import keras_optimizer_runs as runs
+from tests.oracle import requires_oracle
+
+
+@requires_oracle
+@pytest.mark.parametrize("run_key", [runs.KERAS3, runs.TF_KERAS, runs.TF_KERAS_LEGACY])
+@pytest.mark.parametrize("case", sorted(runs.driver.CANNED_CASES))
+def test_canned_decayed_learning_rate_trains_as_tf_estimator(run_key, case):
+    expected, _ = runs.assert_trains_as_oracle(run_key, case)
+    # A decayed or scheduled rate is not a checkpointed hyperparameter.
+    assert not any(name.endswith("/learning_rate") for name in expected["variables"])
+
+
+def _lr_per_step(optimizer, steps):
+    """The learning rate the graph optimizer applies at steps 0..steps-1."""
+    with tf.Graph().as_default():
+        iterations = tf.compat.v1.train.get_or_create_global_step()
+        built = optimizers.graph_optimizer(optimizer)
+        built.apply_gradients([(tf.ones([1]), tf.compat.v1.get_variable("w", [1]))],
+                              iterations=iterations)
+        lr = built._learning_rate_tensor(iterations)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            values = []
+            for step in range(steps):
+                session.run(iterations.assign(step))
+                values.append(session.run(lr))
+    return np.array(values)
+
+
+def test_keras3_schedules_are_evaluated_on_the_iterations():
+    schedule = tf.keras.optimizers.schedules.ExponentialDecay(0.1, 2, 0.5)
+    np.testing.assert_allclose(_lr_per_step(tf.keras.optimizers.Adam(schedule), 4),
+                               0.1 * 0.5 ** (np.arange(4) / 2), rtol=1e-6)
+
+
+def test_keras3_callable_rate_is_called_in_the_graph():
+    def rate():
+        return tf.compat.v1.train.exponential_decay(
+            0.2, tf.compat.v1.train.get_global_step(), 1, 0.5, staircase=True)
+    np.testing.assert_allclose(_lr_per_step(tf.keras.optimizers.SGD(rate), 3),
+                               [0.2, 0.1, 0.05], rtol=1e-6)

@@ -1,0 +1,114 @@
+"""One run of tests/compat/keras_optimizer_driver.py per interpreter, shared by tests.
+
+tests/head/keras_optimizer_test.py and tests/canned/keras_learning_rate_test.py
+compare the same runs: the oracle (tf.estimator 2.15, legacy Keras optimizers), a
+tf-keras process (TF_USE_LEGACY_KERAS=1: tf-keras' optimizers and its legacy ones)
+and this process (Keras 3). The three run at once, once per pytest session.
+"""
+
+import atexit
+import functools
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+import estimator_lite
+from tests.oracle import TF215_PYTHON, load_driver
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "keras_optimizer_driver.py")
+GROUPS = "heads,canned"
+TIMEOUT_SECS = 900
+# The runs: tf.estimator 2.15; estimator_lite with Keras 3, tf-keras, tf-keras legacy.
+ORACLE, KERAS3 = "oracle", "keras3"
+TF_KERAS, TF_KERAS_LEGACY = "tf_keras", "tf_keras_legacy"
+
+driver = load_driver(DRIVER_PATH, "keras_optimizer_driver")
+
+
+def tf_keras_available():
+    """True when the tf-keras package (Keras 2) is installed."""
+    return importlib.util.find_spec("tf_keras") is not None
+
+
+def _start(python, workdir, flavors, legacy_keras):
+    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("TF_CONFIG", None)
+    env.pop("TF_USE_LEGACY_KERAS", None)
+    if legacy_keras:
+        env["TF_USE_LEGACY_KERAS"] = "1"
+    return subprocess.Popen(  # noqa: S603 (our own interpreters and script)
+        [python, DRIVER_PATH, workdir, GROUPS, flavors], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _finish(process):
+    try:
+        stdout, stderr = process.communicate(timeout=TIMEOUT_SECS)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, stderr[-4000:]
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+@functools.cache
+def runs():
+    """{run key: {case: {"variables", "metrics"} or {"error"}}} for every case."""
+    workdir = tempfile.mkdtemp(prefix="keras_optimizer_")
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)
+    oracle = _start(TF215_PYTHON, os.path.join(workdir, "oracle"), "oracle", False)
+    tf_keras = None
+    if tf_keras_available():
+        tf_keras = _start(sys.executable, os.path.join(workdir, "tf_keras"),
+                          "keras,legacy", True)
+    results = {}
+    try:
+        results[KERAS3] = driver.run(estimator_lite, GROUPS.split(","), ["keras"],
+                                     os.path.join(workdir, "keras3"))["keras"]
+    finally:
+        report = _finish(oracle)
+        assert report["tf_version"].startswith("2.15"), report["tf_version"]
+        results[ORACLE] = report["results"]["oracle"]
+        if tf_keras is not None:
+            report = _finish(tf_keras)
+            results[TF_KERAS] = report["results"]["keras"]
+            results[TF_KERAS_LEGACY] = report["results"]["legacy"]
+    return results
+
+
+# Every run is deterministic (fixed initial weights, data in order); the oracle's
+# own run-to-run spread is float noise, so variables and metrics agree closely.
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def case_result(run_key, case):
+    """The result of `case` in `run_key`, skipping the tf-keras runs without tf-keras."""
+    if run_key in (TF_KERAS, TF_KERAS_LEGACY) and not tf_keras_available():
+        pytest.skip("needs the tf-keras package "
+                    "(pip install 'estimator_lite[legacy-keras]')")
+    result = runs()[run_key][case]
+    assert "error" not in result, f"{run_key}/{case}: {result['error']}"
+    return result
+
+
+def assert_trains_as_oracle(run_key, case):
+    """The run's checkpoint (names and values) and metrics equal the oracle's."""
+    expected, actual = case_result(ORACLE, case), case_result(run_key, case)
+    assert sorted(actual["variables"]) == sorted(expected["variables"]), case
+    for name, value in expected["variables"].items():
+        np.testing.assert_allclose(actual["variables"][name], value, rtol=RTOL,
+                                   atol=ATOL, err_msg=f"{run_key}/{case}: {name}")
+    assert sorted(actual["metrics"]) == sorted(expected["metrics"]), case
+    for key, value in expected["metrics"].items():
+        np.testing.assert_allclose(actual["metrics"][key], value, rtol=RTOL, atol=ATOL,
+                                   err_msg=f"{run_key}/{case}: {key}")
+    return expected, actual
