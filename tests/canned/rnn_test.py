@@ -4,13 +4,15 @@ tests/compat/rnn_driver.py builds the same three models for both libraries: an
 LSTM classifier (int units, context column, weights, label vocabulary, optimizer
 by name, so learning rate 0.05 and clipnorm 5 with a SUM loss), a stacked-GRU
 RNNEstimator with a regression head (Adam), and a simple-RNN classifier with
-``return_sequences`` (per-step labels, RMSProp). estimator_lite trains its own to
-step FIRST_STEPS; the TF 2.15 interpreter trains its own, continues a copy to
-MORE_STEPS and evaluates the estimator_lite model_dirs. Then estimator_lite:
-  * writes the same checkpoint names, shapes and dtypes (optimizer slots included),
-  * evaluates and predicts the tf.estimator model_dir as tf.estimator does,
-  * continues it to the variables tf.estimator reaches continuing it;
-and tf.estimator evaluates the model_dir estimator_lite trained to its metrics.
+``return_sequences`` (per-step labels, RMSProp). Each is trained to step
+FIRST_STEPS on the TF 2.15 interpreter (one subprocess for the module), which
+also continues a copy to MORE_STEPS. estimator_lite then, on a copy of each
+tf.estimator model_dir:
+  * evaluates (and predicts, with return_sequences) as tf.estimator does,
+  * continues it to the variables tf.estimator reaches continuing it (same update
+    rules, optimizer slots included),
+  * writes a checkpoint with exactly tf.estimator's names, shapes and dtypes (so
+    tf.estimator restores estimator_lite's model_dirs too).
 """
 
 import json
@@ -34,17 +36,20 @@ TOLERANCE = 1e-5
 driver = load_driver(DRIVER_PATH, "rnn_driver")
 
 
-def _run_oracle(workdir):
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory):
+    """tf.estimator's model_dirs and results (one TF 2.15 subprocess)."""
+    workdir = str(tmp_path_factory.mktemp("rnn_oracle"))
     env = dict(os.environ)
     env.pop("TF_CONFIG", None)
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     result = subprocess.run(
-        [TF215_PYTHON, DRIVER_PATH, "run", workdir, str(FIRST_STEPS), str(MORE_STEPS),
-         "lite"], capture_output=True, text=True, env=env, timeout=900, check=False)
+        [TF215_PYTHON, DRIVER_PATH, "run", workdir, str(FIRST_STEPS), str(MORE_STEPS)],
+        capture_output=True, text=True, env=env, timeout=900, check=False)
     assert result.returncode == 0, result.stderr[-4000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["tf_version"].startswith("2.15")
-    return report
+    return workdir, report
 
 
 def _assert_metrics_close(actual, expected):
@@ -53,42 +58,56 @@ def _assert_metrics_close(actual, expected):
         assert actual[key] == pytest.approx(value, rel=TOLERANCE, abs=TOLERANCE), key
 
 
-def _build(kind, model_dir):
-    return driver.build(el.experimental, el, kind, model_dir)
-
-
 @requires_oracle
-def test_rnn_checkpoints_metrics_and_training_match_tf_estimator(tmp_path):
-    work = str(tmp_path)
-    lite = {}
-    for kind in driver.KINDS:  # estimator_lite from scratch, read by tf.estimator.
-        estimator, label_key = _build(kind, os.path.join(work, kind, "lite"))
-        estimator.train(driver.input_fn(label_key), max_steps=FIRST_STEPS)
-        lite[kind] = estimator
-    oracle = _run_oracle(work)
-    for kind in driver.KINDS:
-        expected = oracle[kind]
-        estimator, label_key = lite[kind], _build(kind, None)[1]
-        assert driver.checkpoint_variables(estimator.model_dir) == expected["variables"]
-        _assert_metrics_close(expected["lite_metrics"],
-                              estimator.evaluate(driver.input_fn(label_key, 1)))
-        # The tf.estimator model_dir: same metrics and predictions here, then it
-        # keeps training exactly as tf.estimator continues it.
-        copy_dir = os.path.join(work, kind, "from_tf")
-        shutil.copytree(os.path.join(work, kind, "tf"), copy_dir)
-        continued, _ = _build(kind, copy_dir)
-        _assert_metrics_close(continued.evaluate(driver.input_fn(label_key, 1)),
-                              expected["metrics"])
-        predictions = next(continued.predict(driver.input_fn(label_key, 1),
+@pytest.mark.parametrize("kind", driver.KINDS)
+def test_tf_estimator_model_dir_evaluates_and_trains_on(kind, oracle, tmp_path):
+    workdir, report = oracle
+    expected = report[kind]
+    model_dir = str(tmp_path / kind)
+    shutil.copytree(os.path.join(workdir, kind, "tf"), model_dir)
+    estimator, label_key = driver.build(el.experimental, el, kind, model_dir)
+    _assert_metrics_close(estimator.evaluate(driver.input_fn(label_key, 1)),
+                          expected["metrics"])
+    if kind in driver.PREDICTED_KINDS:
+        predictions = next(estimator.predict(driver.input_fn(label_key, 1),
                                              yield_single_examples=False))
+        assert sorted(expected["predictions"]) == sorted(
+            k for k, v in predictions.items() if np.asarray(v).dtype.kind in "fiub")
         for key, value in expected["predictions"].items():
             np.testing.assert_allclose(predictions[key], value, rtol=TOLERANCE,
-                                       atol=TOLERANCE, err_msg=f"{kind}: {key}")
-        continued.train(driver.input_fn(label_key), max_steps=MORE_STEPS)
-        more_dir = os.path.join(work, kind, "tf_more")
-        assert tf.train.load_variable(copy_dir, "global_step") == MORE_STEPS
-        for name in expected["variables"]:
-            np.testing.assert_allclose(
-                tf.train.load_variable(copy_dir, name),
-                tf.train.load_variable(more_dir, name), rtol=1e-4, atol=1e-6,
-                err_msg=f"{kind}: {name}")
+                                       atol=TOLERANCE, err_msg=key)
+    estimator.train(driver.input_fn(label_key), max_steps=MORE_STEPS)
+    assert tf.train.load_variable(model_dir, "global_step") == MORE_STEPS
+    # estimator_lite's own checkpoint: tf.estimator's names, shapes and dtypes.
+    assert driver.checkpoint_variables(model_dir) == expected["variables"]
+    more_dir = os.path.join(workdir, kind, "tf_more")
+    for name in expected["variables"]:
+        np.testing.assert_allclose(
+            tf.train.load_variable(model_dir, name),
+            tf.train.load_variable(more_dir, name), rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+def _sequence_column():
+    return tf.feature_column.sequence_numeric_column("x")
+
+
+@pytest.mark.parametrize("kwargs,error,message", [
+    ({"units": [4], "rnn_cell_fn": lambda: None}, ValueError,
+     "units and cell_type must not be specified when using rnn_cell_fn"),
+    ({"rnn_cell_fn": lambda: None}, ValueError, "rnn_cell_fn is not supported"),
+    ({"units": 4}, ValueError, "units given as an int needs cell_type"),
+    ({"units": [4], "cell_type": "rnn"}, ValueError, "cell_type must be one of"),
+    ({"units": [4], "cell_type": tf.keras.layers.LSTMCell}, TypeError,
+     "cell_type must be one of"),
+    ({"units": [0]}, ValueError, "units sizes must be >= 1"),
+    ({"units": None}, TypeError, "units must be an int or a list of ints"),
+])
+def test_bad_rnn_arguments_are_named(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        el.experimental.RNNClassifier([_sequence_column()], **kwargs)
+
+
+def test_return_sequences_needs_a_sequential_head():
+    with pytest.raises(ValueError, match="SequentialHeadWrapper"):
+        el.experimental.RNNEstimator(el.BinaryClassHead(), [_sequence_column()],
+                                     units=[2], return_sequences=True)
