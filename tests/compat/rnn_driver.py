@@ -57,7 +57,7 @@ def data():
                                             shape),
         "tok": tf.compat.v1.SparseTensorValue(index_array, np.array(tokens), shape),
         "ctx": rng.randn(_N, 1).astype(np.float32),
-        "w": rng.uniform(0.5, 2.0, (_N, 1)).astype(np.float32)}
+        "w": rng.uniform(5.0, 20.0, (_N, 1)).astype(np.float32)}
     labels = {"multi": np.array(["lo", "mid", "hi"])[np.digitize(score, [-0.5, 0.5])],
               "real": score.reshape(-1, 1),
               "steps": labels_per_step}
@@ -92,7 +92,7 @@ def build(experimental, heads, kind, model_dir):
     `heads` the module holding RegressionHead.
     """
     c = columns()
-    if kind == "lstm":  # Optimizer by name: lr 0.05 and clipnorm 5 (SUM loss: clips).
+    if kind == "lstm":  # By name: lr 0.05, clipnorm 5 (SUM loss, weights 5-20: clips).
         return experimental.RNNClassifier(
             [c["x"], c["tok_emb"]], context_feature_columns=[c["ctx"]], units=4,
             cell_type="lstm", model_dir=model_dir, n_classes=3, weight_column="w",
