@@ -8,7 +8,8 @@ RNNEstimator with a regression head (Adam), and a simple-RNN classifier with
 FIRST_STEPS on the TF 2.15 interpreter (one subprocess for the module), which
 also continues a copy to MORE_STEPS. estimator_lite then, on a copy of each
 tf.estimator model_dir:
-  * evaluates (and predicts, with return_sequences) as tf.estimator does,
+  * evaluates (and predicts, with return_sequences) as tf.estimator does, and
+    exports the same serving signatures,
   * continues it to the variables tf.estimator reaches continuing it (same update
     rules, optimizer slots included),
   * writes a checkpoint with exactly tf.estimator's names, shapes and dtypes (so
@@ -52,6 +53,16 @@ def oracle(tmp_path_factory):
     return workdir, report
 
 
+def _signatures(export_dir):
+    """{signature key: (method, {input: dtype}, {output: dtype})} of a SavedModel."""
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        meta_graph = tf.compat.v1.saved_model.loader.load(session, ["serve"], export_dir)
+    return {key: (sig.method_name,
+                  {name: info.dtype for name, info in sig.inputs.items()},
+                  {name: info.dtype for name, info in sig.outputs.items()})
+            for key, sig in meta_graph.signature_def.items()}
+
+
 def _assert_metrics_close(actual, expected):
     assert sorted(actual) == sorted(expected)
     for key, value in expected.items():
@@ -76,6 +87,10 @@ def test_tf_estimator_model_dir_evaluates_and_trains_on(kind, oracle, tmp_path):
         for key, value in expected["predictions"].items():
             np.testing.assert_allclose(predictions[key], value, rtol=TOLERANCE,
                                        atol=TOLERANCE, err_msg=key)
+    if kind in driver.EXPORTED_KINDS:
+        export_dir = estimator.export_saved_model(
+            str(tmp_path / "export"), driver.serving_input_receiver_fn(el.export))
+        assert _signatures(export_dir) == _signatures(expected["export_dir"])
     estimator.train(driver.input_fn(label_key), max_steps=MORE_STEPS)
     assert tf.train.load_variable(model_dir, "global_step") == MORE_STEPS
     # estimator_lite's own checkpoint: tf.estimator's names, shapes and dtypes.

@@ -6,8 +6,8 @@ it as a script with the TF 2.15 interpreter (ESTIMATOR_LITE_TF215_PYTHON):
     python rnn_driver.py run <workdir> <first_steps> <more_steps>
 
 For each kind it trains ``<workdir>/<kind>/tf`` to `first_steps`, evaluates it
-(and predicts, for PREDICTED_KINDS), continues a copy (``tf_more``) to
-`more_steps`, and prints one JSON line.
+(and predicts or exports, for PREDICTED_KINDS and EXPORTED_KINDS), continues a
+copy (``tf_more``) to `more_steps`, and prints one JSON line.
 """
 
 import json
@@ -19,8 +19,10 @@ import numpy as np
 import tensorflow as tf
 
 KINDS = ("lstm", "gru_stack", "sequences")
-# Kinds whose predictions are compared (return_sequences adds the sequence mask).
+# Kinds whose predictions are compared (return_sequences adds the sequence mask),
+# and whose SavedModel signatures are (one graph more each, so not every kind).
 PREDICTED_KINDS = ("sequences",)
+EXPORTED_KINDS = ("lstm",)
 BATCH_SIZE = 8
 MAX_STEPS_IN_SEQUENCE = 5
 _N = 24
@@ -108,6 +110,13 @@ def build(experimental, heads, kind, model_dir):
     raise ValueError(f"unknown kind {kind!r}")
 
 
+def serving_input_receiver_fn(export_lib):
+    """Parses tf.Examples holding the sequence, context and weight features."""
+    spec = tf.feature_column.make_parse_example_spec(
+        list(columns().values()) + [tf.feature_column.numeric_column("w")])
+    return export_lib.build_parsing_serving_input_receiver_fn(spec)
+
+
 def checkpoint_variables(model_dir):
     """{name: [shape, dtype name]} of the latest checkpoint in model_dir."""
     reader = tf.train.load_checkpoint(model_dir)
@@ -139,6 +148,10 @@ def run(workdir, first_steps, more_steps):
                  "metrics": _plain(estimator.evaluate(input_fn(label_key, 1)))}
         if kind in PREDICTED_KINDS:  # One graph more each: only where predict differs.
             entry["predictions"] = _first_predictions(estimator, label_key)
+        if kind in EXPORTED_KINDS:
+            entry["export_dir"] = estimator.export_saved_model(
+                os.path.join(workdir, kind, "export_tf"),
+                serving_input_receiver_fn(tf.estimator.export)).decode()
         more_dir = os.path.join(workdir, kind, "tf_more")
         shutil.copytree(tf_dir, more_dir)
         build(tf.estimator.experimental, tf.estimator, kind, more_dir)[0].train(
