@@ -80,6 +80,31 @@ def add_control_inputs(op, control_ops):
             f"training step (TensorFlow {tf.VERSION})")
     add(list(control_ops))
 
+# The cache that hands sequence feature columns their inputs
+# (`get_sequence_dense_tensor(transformation_cache, state_manager)`). TF exports no
+# public non-Keras way to build sequence inputs, so the class is taken from TF's
+# feature-column module, looked up only when an RNN estimator builds its graph.
+_FEATURE_COLUMN_V2 = "tensorflow.python.feature_column.feature_column_v2"
 
-__all__ = ["DATASET_TYPES", "VARIABLE_TYPES", "add_control_inputs", "isolated_keras_names",
-           "logging", "tf"]
+
+def feature_transformation_cache(features):
+    """TF's FeatureTransformationCache over `features` (for sequence columns).
+
+    Raises:
+      RuntimeError: this TensorFlow release has no FeatureTransformationCache.
+    """
+    import importlib  # noqa: PLC0415 - the private module is needed by RNNs only.
+
+    try:
+        module = importlib.import_module(_FEATURE_COLUMN_V2)
+        cache_class = module.FeatureTransformationCache
+    except (ImportError, AttributeError) as error:
+        raise RuntimeError(
+            f"this TensorFlow ({tf.VERSION}) has no {_FEATURE_COLUMN_V2}."
+            "FeatureTransformationCache, which sequence feature columns need to "
+            f"build their inputs: {error}") from error
+    return cache_class(features)
+
+
+__all__ = ["DATASET_TYPES", "VARIABLE_TYPES", "add_control_inputs",
+           "feature_transformation_cache", "isolated_keras_names", "logging", "tf"]

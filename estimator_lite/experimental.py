@@ -1,7 +1,8 @@
-"""tf.estimator.experimental's names: early stopping and two estimator-aware hooks."""
+"""tf.estimator.experimental's names: early stopping, two hooks, the RNN estimators."""
 
 from estimator_lite._engine.fn_args import call_with_declared_args
 from estimator_lite._tf import tf
+from estimator_lite.canned.rnn import RNNClassifier, RNNEstimator
 from estimator_lite.early_stopping import (
     make_early_stopping_hook,
     stop_if_higher_hook,
@@ -11,7 +12,8 @@ from estimator_lite.early_stopping import (
 )
 from estimator_lite.hooks import InMemoryEvaluatorHook, make_stop_at_checkpoint_step_hook
 
-__all__ = ["InMemoryEvaluatorHook", "make_stop_at_checkpoint_step_hook", "call_logit_fn",
+__all__ = ["InMemoryEvaluatorHook", "RNNClassifier", "RNNEstimator",
+           "make_stop_at_checkpoint_step_hook", "call_logit_fn",
            "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
            "stop_if_no_decrease_hook", "stop_if_no_increase_hook"]
 

@@ -37,7 +37,8 @@ EXPORT = [
     "build_parsing_serving_input_receiver_fn", "build_raw_serving_input_receiver_fn",
 ]
 EXPERIMENTAL = [
-    "InMemoryEvaluatorHook", "make_stop_at_checkpoint_step_hook", "call_logit_fn",
+    "InMemoryEvaluatorHook", "RNNClassifier", "RNNEstimator",
+    "make_stop_at_checkpoint_step_hook", "call_logit_fn",
     "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
     "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
 ]

@@ -1,0 +1,128 @@
+"""RNNClassifier / RNNEstimator share checkpoints and results with tf.estimator 2.15.
+
+tests/compat/rnn_driver.py builds the same three models for both libraries: an
+LSTM classifier (int units, context column, weights, label vocabulary, optimizer
+by name, so learning rate 0.05 and clipnorm 5 with a SUM loss), a stacked-GRU
+RNNEstimator with a regression head (Adam), and a simple-RNN classifier with
+``return_sequences`` (per-step labels, RMSProp). Each is trained to step
+FIRST_STEPS on the TF 2.15 interpreter (one subprocess for the module), which
+also continues a copy to MORE_STEPS. estimator_lite then, on a copy of each
+tf.estimator model_dir:
+  * evaluates (and predicts, with return_sequences) as tf.estimator does, and
+    exports the same serving signatures,
+  * continues it to the variables tf.estimator reaches continuing it (same update
+    rules, optimizer slots included),
+  * writes a checkpoint with exactly tf.estimator's names, shapes and dtypes (so
+    tf.estimator restores estimator_lite's model_dirs too).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import estimator_lite as el
+from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "rnn_driver.py")
+FIRST_STEPS = 6
+MORE_STEPS = 10
+TOLERANCE = 1e-5
+
+driver = load_driver(DRIVER_PATH, "rnn_driver")
+
+
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory):
+    """tf.estimator's model_dirs and results (one TF 2.15 subprocess)."""
+    workdir = str(tmp_path_factory.mktemp("rnn_oracle"))
+    env = dict(os.environ)
+    env.pop("TF_CONFIG", None)
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    result = subprocess.run(
+        [TF215_PYTHON, DRIVER_PATH, "run", workdir, str(FIRST_STEPS), str(MORE_STEPS)],
+        capture_output=True, text=True, env=env, timeout=900, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["tf_version"].startswith("2.15")
+    return workdir, report
+
+
+def _signatures(export_dir):
+    """{signature key: (method, {input: dtype}, {output: dtype})} of a SavedModel."""
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        meta_graph = tf.compat.v1.saved_model.loader.load(session, ["serve"], export_dir)
+    return {key: (sig.method_name,
+                  {name: info.dtype for name, info in sig.inputs.items()},
+                  {name: info.dtype for name, info in sig.outputs.items()})
+            for key, sig in meta_graph.signature_def.items()}
+
+
+def _assert_metrics_close(actual, expected):
+    assert sorted(actual) == sorted(expected)
+    for key, value in expected.items():
+        assert actual[key] == pytest.approx(value, rel=TOLERANCE, abs=TOLERANCE), key
+
+
+@requires_oracle
+@pytest.mark.parametrize("kind", driver.KINDS)
+def test_tf_estimator_model_dir_evaluates_and_trains_on(kind, oracle, tmp_path):
+    workdir, report = oracle
+    expected = report[kind]
+    model_dir = str(tmp_path / kind)
+    shutil.copytree(os.path.join(workdir, kind, "tf"), model_dir)
+    estimator, label_key = driver.build(el.experimental, el, kind, model_dir)
+    _assert_metrics_close(estimator.evaluate(driver.input_fn(label_key, 1)),
+                          expected["metrics"])
+    if kind in driver.PREDICTED_KINDS:
+        predictions = next(estimator.predict(driver.input_fn(label_key, 1),
+                                             yield_single_examples=False))
+        assert sorted(expected["predictions"]) == sorted(
+            k for k, v in predictions.items() if np.asarray(v).dtype.kind in "fiub")
+        for key, value in expected["predictions"].items():
+            np.testing.assert_allclose(predictions[key], value, rtol=TOLERANCE,
+                                       atol=TOLERANCE, err_msg=key)
+    if kind in driver.EXPORTED_KINDS:
+        export_dir = estimator.export_saved_model(
+            str(tmp_path / "export"), driver.serving_input_receiver_fn(el.export))
+        assert _signatures(export_dir) == _signatures(expected["export_dir"])
+    estimator.train(driver.input_fn(label_key), max_steps=MORE_STEPS)
+    assert tf.train.load_variable(model_dir, "global_step") == MORE_STEPS
+    # estimator_lite's own checkpoint: tf.estimator's names, shapes and dtypes.
+    assert driver.checkpoint_variables(model_dir) == expected["variables"]
+    more_dir = os.path.join(workdir, kind, "tf_more")
+    for name in expected["variables"]:
+        np.testing.assert_allclose(
+            tf.train.load_variable(model_dir, name),
+            tf.train.load_variable(more_dir, name), rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+def _sequence_column():
+    return tf.feature_column.sequence_numeric_column("x")
+
+
+@pytest.mark.parametrize("kwargs,error,message", [
+    ({"units": [4], "rnn_cell_fn": lambda: None}, ValueError,
+     "units and cell_type must not be specified when using rnn_cell_fn"),
+    ({"rnn_cell_fn": lambda: None}, ValueError, "rnn_cell_fn is not supported"),
+    ({"units": 4}, ValueError, "units given as an int needs cell_type"),
+    ({"units": [4], "cell_type": "rnn"}, ValueError, "cell_type must be one of"),
+    ({"units": [4], "cell_type": tf.keras.layers.LSTMCell}, TypeError,
+     "cell_type must be one of"),
+    ({"units": [0]}, ValueError, "units sizes must be >= 1"),
+    ({"units": None}, TypeError, "units must be an int or a list of ints"),
+])
+def test_bad_rnn_arguments_are_named(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        el.experimental.RNNClassifier([_sequence_column()], **kwargs)
+
+
+def test_return_sequences_needs_a_sequential_head():
+    with pytest.raises(ValueError, match="SequentialHeadWrapper"):
+        el.experimental.RNNEstimator(el.BinaryClassHead(), [_sequence_column()],
+                                     units=[2], return_sequences=True)
