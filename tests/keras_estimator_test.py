@@ -24,8 +24,9 @@ from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DRIVER = os.path.join(ROOT, "tests", "compat", "keras_estimator_driver.py")
 HAS_TF_KERAS = importlib.util.find_spec("tf_keras") is not None
-# Dropout masks are drawn by each Keras, so the two runs differ by a little noise
-# (measured: |d loss| < 1e-4, same accuracy); the weights start identical.
+# The weights start identical; Keras 3 draws its own dropout masks (seeded, so the
+# run is deterministic), which moves the result a little. Measured at 40 steps: Keras 3
+# loss -0.013, accuracy -0.033 (one example of 30); tf-keras identical to the oracle.
 LOSS_TOLERANCE = 0.02
 ACCURACY_TOLERANCE = 0.05
 
