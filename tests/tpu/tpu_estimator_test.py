@@ -11,6 +11,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite import tpu
@@ -150,3 +151,31 @@ def test_spec_checks_eval_metrics_as_tf_estimator():
     spec = tpu.TPUEstimatorSpec("eval", eval_metrics=(metric_fn, {"labels": 1,
                                                                    "logits": 2}))
     assert spec.eval_metrics[1] == {"labels": 1, "logits": 2}
+
+
+def test_as_estimator_spec_calls_metric_fn_with_dict_tensors_and_scaffold_fn():
+    calls = {}
+
+    def metric_fn(labels, predictions):
+        calls["metric_fn"] = (labels, predictions)
+        return {"acc": tf.compat.v1.metrics.accuracy(labels, predictions)}
+
+    def host_fn(loss):
+        return [tf.identity(loss)]
+
+    scaffold = tf.compat.v1.train.Scaffold()
+    with tf.Graph().as_default():
+        labels = tf.constant([1, 0])
+        predictions = tf.constant([1, 1])
+        loss = tf.constant(0.5)
+        spec = tpu.TPUEstimatorSpec(
+            "eval", loss=loss, scaffold_fn=lambda: scaffold,
+            eval_metrics=(metric_fn, {"predictions": predictions, "labels": labels}),
+            host_call=(host_fn, [tf.reshape(loss, [1])])).as_estimator_spec()
+    assert isinstance(spec, el.EstimatorSpec)
+    assert calls["metric_fn"] == (labels, predictions)
+    assert sorted(spec.eval_metric_ops) == ["acc"]
+    assert spec.scaffold is scaffold
+    # host_call runs with every step in each mode, as tf.estimator's CPU path did.
+    assert len(spec.evaluation_hooks) == len(spec.training_hooks) == 1
+    assert len(spec.prediction_hooks) == 1
