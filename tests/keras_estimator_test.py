@@ -118,3 +118,30 @@ def test_keras_model_path_starts_from_the_saved_weights(tmp_path):
         str(tmp_path / "estimator" / "keras" / "keras_model.ckpt"))
     kernel = model.layers[0].kernel.numpy()
     np.testing.assert_allclose(reader.get_tensor(model.layers[0].name + "/kernel"), kernel)
+
+
+def test_functional_model_starts_from_its_weights_with_renamed_metrics(tmp_path):
+    inputs = keras.Input((4,), name="feats")
+    hidden = keras.layers.Dense(8, activation="relu", name="hidden")(inputs)
+    model = keras.Model(inputs, keras.layers.Dense(3, name="scores")(hidden))
+    # learning_rate=0: after a step the weights are still the Keras model's.
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.0),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=[keras.metrics.SparseCategoricalAccuracy(name="acc")])
+    x = np.random.RandomState(0).randn(8, 4).astype(np.float32)
+    y = np.arange(8) % 3
+    estimator = el.model_to_estimator(keras_model=model, model_dir=str(tmp_path),
+                                      metric_names_map={"acc": "accuracy_renamed"})
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"feats": x}, y)).batch(8)
+
+    estimator.train(input_fn, steps=1)
+    metrics = estimator.evaluate(input_fn)
+    predictions = np.stack([p["scores"] for p in estimator.predict(
+        lambda: tf.data.Dataset.from_tensor_slices({"feats": x}).batch(8))])
+    expected = model.predict(x, verbose=0)
+    np.testing.assert_allclose(predictions, expected, atol=1e-5)
+    assert sorted(metrics) == ["accuracy_renamed", "global_step", "loss"]
+    assert metrics["accuracy_renamed"] == pytest.approx(
+        np.mean(np.argmax(expected, axis=1) == y))
