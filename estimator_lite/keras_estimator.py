@@ -322,6 +322,28 @@ def _check_model(keras_model, keras_model_path, custom_objects):
     return keras_model
 
 
+# Variable writes a layer call makes besides computing its outputs: BatchNorm moving
+# statistics, Keras 3 seed-generator advances (new dropout masks each step).
+_STATE_UPDATE_OP_TYPES = ("AssignVariableOp", "AssignAddVariableOp",
+                          "AssignSubVariableOp")
+
+
+def _call_with_state_updates(clone, inputs, training):
+    """Calls the model; returns (outputs, the state-update ops the call created).
+
+    In graph mode these writes are ops nothing depends on (Keras' fit runs them with
+    each step); grouping them with the train op runs them with each training step,
+    never in eval/predict. Only ops created by this call are taken, never updates
+    built on the model's own Input placeholders.
+    """
+    graph = tf.get_default_graph()
+    first_new = len(graph.get_operations())
+    outputs = clone(inputs, training=training)
+    updates = [op for op in graph.get_operations()[first_new:]
+               if op.type in _STATE_UPDATE_OP_TYPES] if training else []
+    return outputs, updates
+
+
 def _make_model_fn(model, export_outputs, metric_names_map):
     input_names, output_names = _input_names(model), _output_names(model)
     legacy_name = _legacy_input_name(model)
@@ -331,8 +353,9 @@ def _make_model_fn(model, export_outputs, metric_names_map):
 
     def model_fn(features, labels, mode):
         clone = _rebuild(model)
-        outputs = clone(_model_inputs(features, input_names, legacy_name),
-                        training=mode == ModeKeys.TRAIN)
+        outputs, state_updates = _call_with_state_updates(
+            clone, _model_inputs(features, input_names, legacy_name),
+            training=mode == ModeKeys.TRAIN)
         predictions = _by_output(outputs, output_names, "model outputs")
         if mode == ModeKeys.PREDICT:
             return EstimatorSpec(mode, predictions=predictions,
@@ -350,6 +373,8 @@ def _make_model_fn(model, export_outputs, metric_names_map):
         train_op = new_optimizer().apply_gradients(
             zip(grads, variables, strict=True),
             iterations=tf.train.get_or_create_global_step())
+        if state_updates:
+            train_op = tf.group(train_op, *state_updates)
         return EstimatorSpec(mode, loss=loss, train_op=train_op)
 
     return model_fn

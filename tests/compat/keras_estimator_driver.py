@@ -19,7 +19,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-TRAIN_STEPS = 40
+TRAIN_STEPS = 300
 # Iris' per-class feature means (sepal/petal length/width, cm) and a shared spread.
 CLASS_MEANS = np.array([[5.0, 3.4, 1.5, 0.2], [5.9, 2.8, 4.3, 1.3], [6.6, 3.0, 5.6, 2.0]])
 
