@@ -7,8 +7,9 @@ Layers, top to bottom (each imports only from the layers below it):
 - the tf.estimator API, under tf.estimator's own module names: `estimator`,
   `model_fn`, `run_config`, `training`, `exporter`, `early_stopping`,
   `experimental`, `hooks`, `extenders`, `parsing_utils`, `export/` (receivers,
-  outputs, SavedModel writing), `inputs/`, `head/`, `canned/`; tools `launch` and
-  `inspect`;
+  outputs, SavedModel writing), `inputs/`, `head/`, `canned/`, `tpu/`
+  (TPUEstimator on CPU/GPU), `keras_estimator` (model_to_estimator); tools
+  `launch` and `inspect`;
 - `techniques/`: what tf.estimator lacked (towers, gradient accumulation, model
   averaging, LR plateau, multi-task, periodic export, fresh start); never imports
   `estimator` or `training`;
@@ -68,6 +69,9 @@ _MODULE_NAMES = {
     ),
     "estimator_lite.inputs": (
         "inputs",
+    ),
+    "estimator_lite.keras_estimator": (
+        "model_to_estimator",
     ),
     "estimator_lite.model_fn": (
         "EstimatorSpec", "ModeKeys",
@@ -187,6 +191,7 @@ __all__ = [
     "export",
     "fresh_start",
     "make_early_stopping_hook",
+    "model_to_estimator",
     "multi_task_spec",
     "read_eval_metrics",
     "replicate_model_fn",

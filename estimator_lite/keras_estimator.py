@@ -1,0 +1,431 @@
+"""`model_to_estimator`: a compiled Keras model as an Estimator (tf.estimator 2.15's API).
+
+tf-keras's `tf.keras.estimator.model_to_estimator` needs tensorflow_estimator; this
+one builds an estimator_lite.Estimator whose model_fn rebuilds the model from its
+config in each graph (Keras 3 layers, or tf-keras layers under TF_USE_LEGACY_KERAS=1,
+run in graph mode) and uses what `compile()` recorded:
+- loss: the compiled loss object (plus the model's regularization losses);
+- optimizer: mapped to the graph optimizer with the same class and hyperparameters
+  (estimator_lite.canned.optimizers), or a clear error for one that has none;
+- metrics: each compiled metric as a tf.compat.v1 metric with Keras' update rule
+  (accuracy family, MSE, MAE), named as Keras names them (`metric_names_map`
+  renames), plus `loss`;
+- the model's current weights: written to `<model_dir>/keras/keras_model.ckpt` and
+  warm-started from when training starts without a checkpoint, as tf.estimator did;
+- predictions and the serving signature keyed by the model's output names.
+
+Checkpoints are name-based (`dense/kernel`) whatever `checkpoint_format` says, so a
+model_dir written by tf.estimator's model_to_estimator (object-based names) does not
+load here: start from the Keras model's weights instead.
+"""
+
+import importlib
+import os
+import re
+
+from estimator_lite._tf import logging, tf
+from estimator_lite.canned import optimizers as optimizers_lib
+from estimator_lite.estimator import Estimator, WarmStartSettings
+from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+
+__all__ = ["model_to_estimator"]
+
+_CHECKPOINT_FORMATS = ("checkpoint", "saver")
+_KERAS_CHECKPOINT = os.path.join("keras", "keras_model.ckpt")
+
+
+def graph_optimizer_factory(keras_optimizer):
+    """The one adapter to estimator_lite's Keras-optimizer mapping.
+
+    Args:
+      keras_optimizer: the compiled Keras optimizer (read eagerly, here).
+
+    Returns:
+      A zero-argument function building the equivalent graph optimizer (an object
+      with `apply_gradients(grads_and_vars, iterations)`) in the current graph.
+
+    Raises:
+      ValueError: the optimizer (or one of its options) has no graph equivalent.
+    """
+    return optimizers_lib.optimizer_factory(keras_optimizer,
+                                            argument="keras_model.optimizer")
+
+
+# Model structure ---------------------------------------------------------------------
+
+
+def _input_names(model):
+    """Feature keys the model's inputs are looked up under."""
+    names = getattr(model, "input_names", None)  # Keras 2 / tf-keras
+    if names:
+        return list(names)
+    config = model.get_config()
+    layers = config.get("input_layers")
+    if layers:  # Keras 3 functional: [name, 0, 0] or a list of those
+        layers = [layers] if isinstance(layers[0], str) else layers
+        return [entry[0] for entry in layers]
+    first = (config.get("layers") or [{}])[0]
+    if first.get("class_name") == "InputLayer":
+        return [first["config"]["name"]]
+    return [f"{model.layers[0].name}_input"]
+
+
+def _output_names(model):
+    names = getattr(model, "output_names", None)
+    if names:
+        return list(names)
+    return [model.layers[-1].name]  # Keras 3 Sequential: its last layer
+
+
+def _legacy_input_name(model):
+    """Keras 2's name for a Sequential input ('dense_input'), which tutorials use."""
+    return f"{model.layers[0].name}_input" if model.layers else None
+
+
+def _model_inputs(features, input_names, legacy_name):
+    """The model's inputs from what the input_fn / serving receiver gave.
+
+    Raises:
+      ValueError: a dict of features misses one of the model's input names.
+    """
+    if not isinstance(features, dict):
+        return features
+    if all(name in features for name in input_names):
+        values = [features[name] for name in input_names]
+        return values[0] if len(values) == 1 else values
+    if len(input_names) == 1:
+        if legacy_name in features:
+            return features[legacy_name]
+        if len(features) == 1:
+            return next(iter(features.values()))
+    raise ValueError(f"features must be keyed by the Keras model's input names "
+                     f"{input_names}, got keys {sorted(features)}")
+
+
+def _by_output(value, output_names, what):
+    """A dict output name -> tensor from a tensor, list or dict.
+
+    Raises:
+      ValueError: the structure does not match the model's outputs.
+    """
+    if isinstance(value, dict):
+        missing = [n for n in output_names if n not in value]
+        if missing:
+            raise ValueError(f"{what} must be keyed by the Keras model's output names "
+                             f"{output_names}, got keys {sorted(value)}")
+        return {n: value[n] for n in output_names}
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(output_names):
+            raise ValueError(f"{what}: the model has outputs {output_names}, got "
+                             f"{len(value)} values")
+        return dict(zip(output_names, value, strict=True))
+    if len(output_names) != 1:
+        raise ValueError(f"{what}: the model has outputs {output_names}; give a dict "
+                         "keyed by them")
+    return {output_names[0]: value}
+
+
+# Loss and metrics --------------------------------------------------------------------
+
+
+def _keras_package(model):
+    """The Keras the model was built with: `keras` (Keras 3) or `tf_keras`."""
+    return importlib.import_module(type(model).__module__.split(".")[0])
+
+
+def _losses_by_output(model, output_names):
+    """Output name -> a loss callable (y_true, y_pred), from `compile(loss=...)`."""
+    losses_module = _keras_package(model).losses
+    loss = model.loss
+    if isinstance(loss, dict):
+        per_output = {n: loss[n] for n in output_names if loss.get(n) is not None}
+    elif isinstance(loss, (list, tuple)):
+        per_output = dict(zip(output_names, loss, strict=True))
+    else:
+        per_output = dict.fromkeys(output_names, loss)
+    return {n: losses_module.get(value) if isinstance(value, str) else value
+            for n, value in per_output.items()}
+
+
+def _loss_kind(loss):
+    """'sparse', 'binary', 'categorical' or None: what Keras' 'accuracy' resolves by."""
+    text = " ".join(str(part) for part in (
+        type(loss).__name__, getattr(loss, "name", ""), getattr(loss, "fn", ""),
+        getattr(loss, "__name__", ""))).lower()
+    for kind in ("sparse", "binary", "categorical"):
+        if kind in text:
+            return kind
+    return None
+
+
+def _accuracy(kind, labels, predictions, threshold=0.5):
+    labels = tf.convert_to_tensor(labels)
+    if kind == "sparse":
+        if labels.shape.ndims is not None and labels.shape.ndims == predictions.shape.ndims:
+            labels = tf.squeeze(labels, axis=-1)
+        return tf.metrics.accuracy(tf.cast(labels, tf.int64),
+                                   tf.argmax(predictions, axis=-1))
+    if kind == "categorical":
+        return tf.metrics.accuracy(tf.argmax(labels, axis=-1),
+                                   tf.argmax(predictions, axis=-1))
+    if kind == "binary":
+        return tf.metrics.accuracy(tf.cast(labels, tf.float32),
+                                   tf.cast(predictions > threshold, tf.float32))
+    return tf.metrics.accuracy(labels, predictions)  # keras Accuracy: exact equality
+
+
+_ACCURACY_KINDS = {
+    "sparse_categorical_accuracy": "sparse", "categorical_accuracy": "categorical",
+    "binary_accuracy": "binary", "accuracy_exact": "exact",
+}
+_ERROR_METRICS = {
+    "mse": tf.metrics.mean_squared_error,
+    "mean_squared_error": tf.metrics.mean_squared_error,
+    "mae": tf.metrics.mean_absolute_error,
+    "mean_absolute_error": tf.metrics.mean_absolute_error,
+}
+SUPPORTED_METRICS = sorted(["accuracy", "acc", *_ACCURACY_KINDS, *_ERROR_METRICS])
+
+
+def _snake(name):
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _metric_spec(metric, loss):
+    """(result name, builder(labels, predictions) -> (value, update_op)) of a metric.
+
+    Raises:
+      ValueError: a metric with no graph-mode equivalent here.
+    """
+    if isinstance(metric, str):
+        key, name, threshold = metric.lower(), metric, 0.5
+    else:
+        if isinstance(metric, dict):  # serialized by get_compile_config()
+            class_name, config = metric.get("class_name", ""), metric.get("config", {})
+        else:
+            class_name, config = type(metric).__name__, metric.get_config()
+        key = {"Accuracy": "accuracy_exact"}.get(class_name, _snake(class_name))
+        name, threshold = config.get("name", key), config.get("threshold", 0.5)
+    if key in ("accuracy", "acc"):
+        kind = _loss_kind(loss) or "categorical"
+        return name, lambda y, p: _accuracy(kind, y, p, threshold)
+    if key in _ACCURACY_KINDS:
+        return name, lambda y, p: _accuracy(_ACCURACY_KINDS[key], y, p, threshold)
+    if key in _ERROR_METRICS:
+        fn = _ERROR_METRICS[key]
+        return name, lambda y, p: fn(tf.cast(y, p.dtype), p)
+    raise ValueError(f"keras_model metric {metric!r} has no graph-mode equivalent in "
+                     f"model_to_estimator; supported: {SUPPORTED_METRICS}")
+
+
+def _compiled_metrics(model, output_names):
+    """Output name -> list of compiled metrics (as given to compile())."""
+    config = model.get_compile_config() if hasattr(model, "get_compile_config") else {}
+    metrics = (config or {}).get("metrics")
+    if metrics is None:
+        metrics = getattr(getattr(model, "compiled_metrics", None), "_user_metrics", None)
+    if not metrics:
+        return {}
+    if isinstance(metrics, dict):
+        return {n: list(m) if isinstance(m, (list, tuple)) else [m]
+                for n, m in metrics.items()}
+    if len(output_names) == 1 or not isinstance(metrics[0], (list, tuple)):
+        return {n: list(metrics) for n in output_names}
+    return dict(zip(output_names, metrics, strict=True))
+
+
+def _metric_builders(model, output_names, losses, metric_names_map):
+    """[(result name, output name, builder)] for every compiled metric."""
+    builders = []
+    for output, metrics in _compiled_metrics(model, output_names).items():
+        for metric in metrics:
+            name, build = _metric_spec(metric, losses.get(output))
+            if len(output_names) > 1:
+                name = f"{output}_{name}"
+            builders.append(((metric_names_map or {}).get(name, name), output, build))
+    return builders
+
+
+# Weights -----------------------------------------------------------------------------
+
+
+def _rebuild(model):
+    """A fresh copy of the model's structure, built in the current graph."""
+    return type(model).from_config(model.get_config())
+
+
+def _write_keras_checkpoint(model, path):
+    """Saves the model's current weights under the names the model_fn's graph uses.
+
+    Returns:
+      The names of the variables written (for warm-starting exactly those).
+    """
+    weights = model.get_weights()
+    with tf.Graph().as_default():
+        clone = _rebuild(model)
+        clone.build(model.input_shape)
+        variables = [_tf_variable(w) for w in clone.weights]
+        with tf.Session() as session:
+            session.run(tf.variables_initializer(variables))
+            for variable, value in zip(variables, weights, strict=True):
+                variable.load(value, session)
+            tf.train.Saver(var_list=variables).save(session, path,
+                                                   write_meta_graph=False)
+    return [v.op.name for v in variables]
+
+
+def _tf_variable(weight):
+    """The tf.Variable behind a Keras weight (Keras 3 wraps it in `.value`)."""
+    # tf-keras weights are TF2 ResourceVariables, which are not tf.compat.v1.Variable
+    # instances, so test for what a graph variable has.
+    return weight if hasattr(weight, "initializer") else weight.value
+
+
+def _loading_keras():
+    """The Keras TensorFlow's tf.keras is: tf-keras under TF_USE_LEGACY_KERAS=1."""
+    legacy = os.environ.get("TF_USE_LEGACY_KERAS", "").lower() in ("1", "true", "yes")
+    return importlib.import_module("tf_keras" if legacy else "keras")
+
+
+# The estimator -----------------------------------------------------------------------
+
+
+def _check_model(keras_model, keras_model_path, custom_objects):
+    """The compiled Keras model to convert.
+
+    Raises:
+      ValueError: neither or both of keras_model / keras_model_path, or the model
+        is not compiled or not a Sequential/functional model.
+    """
+    if keras_model is None and keras_model_path is None:
+        raise ValueError("Either keras_model or keras_model_path needs to be provided, "
+                         "got neither")
+    if keras_model is not None and keras_model_path is not None:
+        raise ValueError("Give either keras_model or keras_model_path, not both; got "
+                         f"keras_model={keras_model!r}, keras_model_path="
+                         f"{keras_model_path!r}")
+    if keras_model is None:
+        if os.path.isdir(keras_model_path) or not os.path.exists(keras_model_path):
+            raise ValueError("keras_model_path must be a saved .keras or .h5 file, got "
+                             f"{keras_model_path!r}")
+        keras_model = _loading_keras().models.load_model(keras_model_path,
+                                                         custom_objects=custom_objects)
+    if getattr(keras_model, "optimizer", None) is None or keras_model.loss is None:
+        raise ValueError("The given keras model has not been compiled yet: call "
+                         "model.compile(optimizer, loss, metrics) before "
+                         f"model_to_estimator; got {keras_model!r}")
+    try:
+        keras_model.get_config()
+    except NotImplementedError as e:
+        raise ValueError("model_to_estimator needs a Sequential or functional Keras "
+                         f"model (rebuilt from its config), got {keras_model!r}") from e
+    return keras_model
+
+
+# Variable writes a layer call makes besides computing its outputs: BatchNorm moving
+# statistics, Keras 3 seed-generator advances (new dropout masks each step).
+_STATE_UPDATE_OP_TYPES = ("AssignVariableOp", "AssignAddVariableOp",
+                          "AssignSubVariableOp")
+
+
+def _call_with_state_updates(clone, inputs, training):
+    """Calls the model; returns (outputs, the state-update ops the call created).
+
+    In graph mode these writes are ops nothing depends on (Keras' fit runs them with
+    each step); grouping them with the train op runs them with each training step,
+    never in eval/predict. Only ops created by this call are taken, never updates
+    built on the model's own Input placeholders.
+    """
+    graph = tf.get_default_graph()
+    first_new = len(graph.get_operations())
+    outputs = clone(inputs, training=training)
+    updates = [op for op in graph.get_operations()[first_new:]
+               if op.type in _STATE_UPDATE_OP_TYPES] if training else []
+    return outputs, updates
+
+
+def _make_model_fn(model, export_outputs, metric_names_map):
+    input_names, output_names = _input_names(model), _output_names(model)
+    legacy_name = _legacy_input_name(model)
+    losses = _losses_by_output(model, output_names)
+    metric_builders = _metric_builders(model, output_names, losses, metric_names_map)
+    new_optimizer = graph_optimizer_factory(model.optimizer)
+
+    def model_fn(features, labels, mode):
+        clone = _rebuild(model)
+        outputs, state_updates = _call_with_state_updates(
+            clone, _model_inputs(features, input_names, legacy_name),
+            training=mode == ModeKeys.TRAIN)
+        predictions = _by_output(outputs, output_names, "model outputs")
+        if mode == ModeKeys.PREDICT:
+            return EstimatorSpec(mode, predictions=predictions,
+                                 export_outputs=export_outputs)
+        targets = _by_output(labels, output_names, "labels")
+        loss_terms = [losses[n](targets[n], predictions[n]) for n in losses]
+        loss_terms += list(clone.losses)  # regularization
+        loss = tf.add_n([tf.cast(t, tf.float32) for t in loss_terms])
+        if mode == ModeKeys.EVAL:
+            metrics = {name: build(targets[output], predictions[output])
+                       for name, output, build in metric_builders}
+            return EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)
+        variables = [_tf_variable(w) for w in clone.trainable_weights]
+        grads = tf.gradients(loss, variables)
+        train_op = new_optimizer().apply_gradients(
+            zip(grads, variables, strict=True),
+            iterations=tf.train.get_or_create_global_step())
+        if state_updates:
+            train_op = tf.group(train_op, *state_updates)
+        return EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    return model_fn
+
+
+def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None,
+                       model_dir=None, config=None, checkpoint_format="checkpoint",
+                       metric_names_map=None, export_outputs=None):
+    """An Estimator training, evaluating and serving a compiled Keras model.
+
+    Args:
+      keras_model: a compiled Sequential or functional Keras model (Keras 3, or
+        tf-keras under TF_USE_LEGACY_KERAS=1).
+      keras_model_path: a saved model file (.keras / .h5) instead of keras_model.
+      custom_objects: passed to load_model for keras_model_path.
+      model_dir: the Estimator's directory (default: config's, else a temp dir).
+      config: an estimator_lite.RunConfig.
+      checkpoint_format: 'checkpoint' or 'saver' (tf.estimator's choice between
+        object- and name-based checkpoints); accepted for compatibility, the
+        checkpoints are name-based either way.
+      metric_names_map: dict renaming metrics in evaluate()'s results.
+      export_outputs: dict of signature name to ExportOutput for serving (default:
+        a PredictOutput of the outputs keyed by the model's output names).
+
+    Returns:
+      An estimator_lite.Estimator. Features are looked up by the model's input
+      names (a single-input model also takes a single-entry dict, e.g. Keras 2's
+      '<first layer>_input' key); labels by its output names (or one tensor).
+
+    Raises:
+      ValueError: see `_check_model`; a bad checkpoint_format; an optimizer or
+        metric with no graph-mode equivalent.
+      TypeError: metric_names_map is not a dict.
+    """
+    if checkpoint_format not in _CHECKPOINT_FORMATS:
+        raise ValueError(f"checkpoint_format must be one of {_CHECKPOINT_FORMATS}, got "
+                         f"{checkpoint_format!r}")
+    if metric_names_map is not None and not isinstance(metric_names_map, dict):
+        raise TypeError(f"metric_names_map must be a dict or None, got "
+                        f"{metric_names_map!r}")
+    model = _check_model(keras_model, keras_model_path, custom_objects)
+    model_fn = _make_model_fn(model, export_outputs, metric_names_map)
+    estimator = Estimator(model_fn, model_dir=model_dir, config=config)
+    checkpoint = os.path.join(estimator.model_dir, _KERAS_CHECKPOINT)
+    if estimator.latest_checkpoint() is not None:
+        logging.info("model_to_estimator: %s has a checkpoint; it is used instead of "
+                     "the Keras model's weights", estimator.model_dir)
+        return estimator
+    os.makedirs(os.path.dirname(checkpoint), exist_ok=True)
+    names = _write_keras_checkpoint(model, checkpoint)
+    warm_start = WarmStartSettings(checkpoint, vars_to_warm_start=[
+        re.escape(name) + ":" for name in names])
+    return Estimator(model_fn, model_dir=estimator.model_dir, config=estimator.config,
+                     warm_start_from=warm_start)

@@ -1,0 +1,163 @@
+"""model_to_estimator on the TF docs' tutorial shape, against tf.estimator 2.15's.
+
+tests/compat/keras_estimator_driver.py runs three times at once: the oracle
+(tf.keras.estimator.model_to_estimator, Keras 2) and estimator_lite with tf-keras
+(TF_USE_LEGACY_KERAS=1, when installed) in subprocesses, estimator_lite with Keras 3
+in this process. The driver clears the Keras session first, so layer names (and the
+output name `dense_1`) agree.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import estimator_lite as el
+from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DRIVER = os.path.join(ROOT, "tests", "compat", "keras_estimator_driver.py")
+HAS_TF_KERAS = importlib.util.find_spec("tf_keras") is not None
+# The weights start identical; Keras 3 draws its own dropout masks (seeded, so the
+# run is deterministic), which moves the result a little. Measured at 300 steps:
+# oracle loss 0.4347, accuracy 0.800; Keras 3 loss -0.0044, accuracy +0.033 (one
+# example of 30); tf-keras identical to the oracle.
+LOSS_TOLERANCE = 0.02
+ACCURACY_TOLERANCE = 0.05
+
+
+def _start(python, which, work_dir, legacy=False):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    if legacy:
+        env["TF_USE_LEGACY_KERAS"] = "1"
+    return subprocess.Popen([python, DRIVER, which, str(work_dir)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _result(process):
+    out, err = process.communicate(timeout=600)
+    assert process.returncode == 0, err[-3000:]
+    return json.loads(out.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Results by name: 'oracle', 'keras3' and (with tf-keras) 'tf_keras'."""
+    base = tmp_path_factory.mktemp("model_to_estimator")
+    processes = {"oracle": _start(TF215_PYTHON, "oracle", base / "oracle")}
+    if HAS_TF_KERAS:
+        processes["tf_keras"] = _start(sys.executable, "lite", base / "tf_keras",
+                                       legacy=True)
+    (base / "keras3").mkdir()
+    keras3 = load_driver(DRIVER, "keras_estimator_driver").run("lite", str(base / "keras3"))
+    results = {name: _result(process) for name, process in processes.items()}
+    results["keras3"] = keras3
+    return results
+
+
+def _assert_matches_oracle(result, oracle):
+    np.testing.assert_allclose(result["initial_outputs"], oracle["initial_outputs"],
+                               atol=1e-5)
+    assert sorted(result["metrics"]) == sorted(oracle["metrics"]) == [
+        "accuracy", "global_step", "loss"]
+    assert result["metrics"]["global_step"] == oracle["metrics"]["global_step"] == 300
+    assert result["metrics"]["loss"] == pytest.approx(oracle["metrics"]["loss"],
+                                                      abs=LOSS_TOLERANCE)
+    assert result["metrics"]["accuracy"] == pytest.approx(
+        oracle["metrics"]["accuracy"], abs=ACCURACY_TOLERANCE)
+    assert result["prediction_keys"] == oracle["prediction_keys"] == ["dense_1"]
+    assert result["signatures"] == oracle["signatures"]
+
+
+@requires_oracle
+def test_keras3_tutorial_model_matches_tf_estimator(runs):
+    _assert_matches_oracle(runs["keras3"], runs["oracle"])
+
+
+@requires_oracle
+@pytest.mark.skipif(not HAS_TF_KERAS, reason="needs tf-keras (the legacy-keras extra)")
+def test_tf_keras_tutorial_model_matches_tf_estimator(runs):
+    _assert_matches_oracle(runs["tf_keras"], runs["oracle"])
+
+
+def _model(optimizer="adam", metrics=("accuracy",), compile_model=True):
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+    if compile_model:
+        model.compile(optimizer=optimizer, metrics=list(metrics),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({}, "Either keras_model or keras_model_path"),
+    ({"keras_model": "m", "keras_model_path": "p"}, "not both"),
+    ({"keras_model_path": "/nonexistent/model.keras"}, "saved .keras or .h5 file"),
+    ({"keras_model": _model(compile_model=False)}, "has not been compiled"),
+    ({"keras_model": _model(), "checkpoint_format": "h5"}, "checkpoint_format"),
+    ({"keras_model": _model(optimizer=keras.optimizers.Lion())}, "Lion"),
+    ({"keras_model": _model(metrics=["auc"])}, "no graph-mode equivalent"),
+])
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        el.model_to_estimator(**kwargs)
+
+
+def test_keras_model_path_starts_from_the_saved_weights(tmp_path):
+    model = _model()
+    model.save(str(tmp_path / "model.keras"))
+    estimator = el.model_to_estimator(keras_model_path=str(tmp_path / "model.keras"),
+                                      model_dir=str(tmp_path / "estimator"))
+    assert isinstance(estimator, el.Estimator)
+    # The warm-start checkpoint holds the saved model's weights.
+    reader = tf.train.load_checkpoint(
+        str(tmp_path / "estimator" / "keras" / "keras_model.ckpt"))
+    kernel = model.layers[0].kernel.numpy()
+    np.testing.assert_allclose(reader.get_tensor(model.layers[0].name + "/kernel"), kernel)
+
+
+def test_functional_model_starts_from_its_weights_with_renamed_metrics(tmp_path):
+    inputs = keras.Input((4,), name="feats")
+    hidden = keras.layers.Dense(8, activation="relu", name="hidden")(inputs)
+    model = keras.Model(inputs, keras.layers.Dense(3, name="scores")(hidden))
+    # learning_rate=0: after a step the weights are still the Keras model's.
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.0),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=[keras.metrics.SparseCategoricalAccuracy(name="acc")])
+    x = np.random.RandomState(0).randn(8, 4).astype(np.float32)
+    y = np.arange(8) % 3
+    estimator = el.model_to_estimator(keras_model=model, model_dir=str(tmp_path),
+                                      metric_names_map={"acc": "accuracy_renamed"})
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"feats": x}, y)).batch(8)
+
+    estimator.train(input_fn, steps=1)
+    metrics = estimator.evaluate(input_fn)
+    predictions = np.stack([p["scores"] for p in estimator.predict(
+        lambda: tf.data.Dataset.from_tensor_slices({"feats": x}).batch(8))])
+    expected = model.predict(x, verbose=0)
+    np.testing.assert_allclose(predictions, expected, atol=1e-5)
+    assert sorted(metrics) == ["accuracy_renamed", "global_step", "loss"]
+    assert metrics["accuracy_renamed"] == pytest.approx(
+        np.mean(np.argmax(expected, axis=1) == y))
+
+
+def test_batch_norm_moving_statistics_update_with_each_training_step(tmp_path):
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, name="proj"),
+                              keras.layers.BatchNormalization(name="bn"),
+                              keras.layers.Dense(2, name="out")])
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.0),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    x = np.random.RandomState(0).randn(16, 3).astype(np.float32) + 3.0
+    estimator = el.model_to_estimator(keras_model=model, model_dir=str(tmp_path))
+    estimator.train(lambda: tf.data.Dataset.from_tensor_slices((x, np.arange(16) % 2))
+                    .batch(16), steps=1)
+    batch_mean = model.get_layer("proj")(x).numpy().mean(axis=0)
+    np.testing.assert_allclose(estimator.get_variable_value("bn/moving_mean"),
+                               0.01 * batch_mean, rtol=1e-4, atol=1e-6)
