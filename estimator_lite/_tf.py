@@ -55,4 +55,16 @@ def isolated_keras_names():
                 saved if saved is not None else collections.defaultdict(int))
 
 
-__all__ = ["DATASET_TYPES", "isolated_keras_names", "logging", "tf"]
+def tensorflow_module(path=()):
+    """The module reached from the `tensorflow` package through attributes `path`.
+
+    For `estimator_lite.install`, which sets `estimator` on `tensorflow`,
+    `tf.compat.v1`, `tf.compat.v2` and `tf.keras` (e.g. ``("compat", "v1")``).
+    """
+    module = sys.modules["tensorflow"]
+    for name in path:
+        module = getattr(module, name)
+    return module
+
+
+__all__ = ["DATASET_TYPES", "isolated_keras_names", "logging", "tensorflow_module", "tf"]
