@@ -14,6 +14,9 @@ Layers, top to bottom (each imports only from the layers below it):
   `estimator` or `training`;
 - `_engine/`: how it runs (train session, hook protocol, timer, model_dir names,
   event files, completion markers, argument checks); imports no public module;
+- opt-in, for code the user cannot edit: `install` (`install_as_tf_estimator()`
+  makes tf.estimator's module paths resolve here, `_alias_table` says which to
+  which) and the runner `python -m estimator_lite.run`; never done at import;
 - `_tf`: the one TensorFlow import.
 """
 
@@ -69,6 +72,9 @@ _MODULE_NAMES = {
     "estimator_lite.inputs": (
         "inputs",
     ),
+    "estimator_lite.install": (
+        "install_as_tf_estimator", "uninstall_as_tf_estimator",
+    ),
     "estimator_lite.model_fn": (
         "EstimatorSpec", "ModeKeys",
     ),
@@ -83,6 +89,8 @@ _MODULE_NAMES = {
     ),
     "estimator_lite.techniques.fresh_start": (
         "fresh_start",
+    "install_as_tf_estimator",
+    "uninstall_as_tf_estimator",
     ),
     "estimator_lite.techniques.gradient_accumulation": (
         "GradientAccumulationOptimizer", "clip_gradients",
@@ -186,6 +194,8 @@ __all__ = [
     "experimental",
     "export",
     "fresh_start",
+    "install_as_tf_estimator",
+    "uninstall_as_tf_estimator",
     "make_early_stopping_hook",
     "multi_task_spec",
     "read_eval_metrics",

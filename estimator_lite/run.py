@@ -20,9 +20,14 @@ Composes with the launcher:
 `python -m estimator_lite.launch --workers 2 -- python -m estimator_lite.run train.py`.
 """
 
+import builtins
+import importlib.machinery
+import io
 import os
 import runpy
 import sys
+import types
+import zipfile
 
 from estimator_lite import install
 
@@ -94,7 +99,24 @@ def run(target, args=(), as_module=False, replace_existing=False):
     else:
         sys.argv = [target, *args]
         sys.path[0] = os.path.dirname(os.path.abspath(target))
-        runpy.run_path(target, run_name="__main__")
+        if os.path.isfile(target) and not zipfile.is_zipfile(target):
+            _run_source_file(os.path.abspath(target))
+        else:  # a directory or zip with __main__.py
+            runpy.run_path(target, run_name="__main__")
+
+
+def _run_source_file(path):
+    """Runs a script file as `python path` does: a fresh `__main__`, argv untouched."""
+    with io.open_code(path) as f:
+        code = compile(f.read(), path, "exec", dont_inherit=True)
+    main_module = types.ModuleType("__main__")
+    main_module.__file__ = path
+    main_module.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
+    main_module.__builtins__ = builtins
+    # Replaced for good, as under `python path`: pickling, multiprocessing and atexit
+    # handlers find the program's own __main__.
+    sys.modules["__main__"] = main_module
+    exec(code, main_module.__dict__)  # noqa: S102 -- running the user's program is the job
 
 
 def main(argv=None):
@@ -118,7 +140,8 @@ def main(argv=None):
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as error:  # noqa: BLE001 -- reported exactly as python would
-        sys.excepthook(type(error), error, _program_frames(error.__traceback__))
+        trimmed = _program_frames(error.__traceback__)
+        sys.excepthook(type(error), error.with_traceback(trimmed), trimmed)
         return 1
     return 0
 

@@ -25,6 +25,7 @@ TOP_LEVEL = [
     "NanLossDuringTrainingError", "ReduceLearningRateOnPlateau", "RunConfig", "Task",
     "TaskType", "TowerOptimizer", "TrainSpec", "WarmStartSettings", "__version__",
     "clip_gradients", "experimental", "export", "fresh_start",
+    "install_as_tf_estimator", "uninstall_as_tf_estimator",
     "make_early_stopping_hook", "multi_task_spec", "read_eval_metrics",
     "replicate_model_fn", "stop_if_higher_hook", "stop_if_lower_hook",
     "stop_if_no_decrease_hook", "stop_if_no_increase_hook", "train_and_evaluate",
@@ -48,6 +49,7 @@ PUBLIC_MODULES = [
     "estimator_lite.early_stopping", "estimator_lite.experimental",
     "estimator_lite.launch", "estimator_lite.inputs", "estimator_lite.hooks",
     "estimator_lite.extenders", "estimator_lite.head", "estimator_lite.canned",
+    "estimator_lite.install", "estimator_lite.run",
 ]
 
 
