@@ -10,8 +10,9 @@ with an error naming the name and the path it was asked from.
 
 Two kinds of path:
 - public (``strict``): the API namespaces (`tf.estimator`, `tf.compat.v1.estimator`,
-  `tensorflow_estimator`, ...). A name estimator_lite lacks is an AttributeError
-  at lookup, so `hasattr` feature tests stay truthful.
+  `tensorflow_estimator`, ...). A name the target module lacks is an
+  AttributeError at lookup, so `hasattr` feature tests stay truthful; if the
+  target module itself is absent, names are placeholders as below.
 - private (not strict): the module paths under ``tensorflow_estimator.python.
   estimator`` and ``tensorflow.python.estimator`` that libraries import (found by
   searching public code: `estimator`, `estimator_lib`, `run_config`, `training`,

@@ -120,16 +120,21 @@ def _resolve(path, name):
     elif f"{path}.{name}" in _alias_table.ALIASES:
         return _REGISTRY.module(f"{path}.{name}")
     else:
+        found_target = False
         for target in alias.targets:
             module, missing = _import_target(target)
             if module is None:
                 reason = missing
             elif hasattr(module, name):
                 return getattr(module, name)
-    message = _not_provided_message(name, path, reason)
-    if alias.strict:
-        raise NotProvidedError(message)
-    return _Unprovided(message)
+            else:
+                found_target = True
+        if alias.strict and (found_target or not alias.targets):
+            raise NotProvidedError(_not_provided_message(name, path, reason))
+    # Private paths, and public ones whose target module is absent (e.g. the v1 API
+    # in a tree without it): a library importing the name at module import still
+    # imports; only using the name fails.
+    return _Unprovided(_not_provided_message(name, path, reason))
 
 
 class _AliasModule(types.ModuleType):
