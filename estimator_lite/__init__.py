@@ -89,8 +89,6 @@ _MODULE_NAMES = {
     ),
     "estimator_lite.techniques.fresh_start": (
         "fresh_start",
-    "install_as_tf_estimator",
-    "uninstall_as_tf_estimator",
     ),
     "estimator_lite.techniques.gradient_accumulation": (
         "GradientAccumulationOptimizer", "clip_gradients",

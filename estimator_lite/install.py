@@ -347,9 +347,25 @@ def _tensorflow_module(path):
 
 
 def _set_attribute(owner, name, value):
-    old = vars(owner).get(name, _MISSING) if hasattr(owner, "__dict__") else _MISSING
+    if any(saved is owner and saved_name == name
+           for saved, saved_name, _ in _STATE.saved_attributes):
+        return  # tf.keras and tf.compat.v1.keras can be one object
+    old = vars(owner).get(name, _MISSING)
     _STATE.saved_attributes.append((owner, name, old))
     setattr(owner, name, value)
+
+
+def _delete_attribute(owner, name):
+    """Removes `name` from `owner`, a module or one of TensorFlow's module wrappers."""
+    if hasattr(owner, name):
+        try:
+            delattr(owner, name)
+        except AttributeError:
+            # TensorFlow's lazy loaders delete from the module they wrap; a loader
+            # sharing that module with another owner finds it already gone.
+            pass
+    # Wrappers also keep copies of attributes they served in their own __dict__.
+    vars(owner).pop(name, None)
 
 
 def _attach(module_name):
@@ -390,8 +406,7 @@ def uninstall_as_tf_estimator():
             sys.meta_path.remove(finder)
     for owner, name, old in reversed(_STATE.saved_attributes):
         if old is _MISSING:
-            if hasattr(owner, name):
-                delattr(owner, name)
+            _delete_attribute(owner, name)
         else:
             setattr(owner, name, old)
     aliases = _REGISTRY.modules()
