@@ -19,6 +19,7 @@ A real tf.estimator (TF <= 2.15 with tensorflow_estimator installed) is left alo
 unless `replace_existing=True`.
 """
 
+import contextlib
 import importlib
 import importlib.abc
 import importlib.util
@@ -357,13 +358,10 @@ def _set_attribute(owner, name, value):
 
 def _delete_attribute(owner, name):
     """Removes `name` from `owner`, a module or one of TensorFlow's module wrappers."""
-    if hasattr(owner, name):
-        try:
-            delattr(owner, name)
-        except AttributeError:
-            # TensorFlow's lazy loaders delete from the module they wrap; a loader
-            # sharing that module with another owner finds it already gone.
-            pass
+    # TensorFlow's lazy loaders delete from the module they wrap; a loader sharing
+    # that module with another owner finds it already gone.
+    with contextlib.suppress(AttributeError):
+        delattr(owner, name)
     # Wrappers also keep copies of attributes they served in their own __dict__.
     vars(owner).pop(name, None)
 

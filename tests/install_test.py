@@ -44,7 +44,8 @@ PRIVATE_CONCEPTS = [
     ("head.binary_class_head", "BinaryClassHead", "estimator_lite:BinaryClassHead"),
     ("head.base_head", "Head", "estimator_lite:Head"),
     ("hooks.session_run_hook", "SessionRunHook", "estimator_lite:SessionRunHook"),
-    ("hooks.basic_session_run_hooks", "LoggingTensorHook", "estimator_lite:LoggingTensorHook"),
+    ("hooks.basic_session_run_hooks", "LoggingTensorHook",
+     "estimator_lite:LoggingTensorHook"),
     ("hooks.hooks", "InMemoryEvaluatorHook", "estimator_lite.hooks:InMemoryEvaluatorHook"),
     ("early_stopping", "read_eval_metrics", "estimator_lite:read_eval_metrics"),
     ("inputs.numpy_io", "numpy_input_fn", "estimator_lite.inputs.numpy_io:numpy_input_fn"),
@@ -93,7 +94,8 @@ def test_tf_estimator_spellings_resolve_to_estimator_lite(installed):
     assert from_import is tf.estimator
     assert tf.estimator.Estimator is estimator_lite.Estimator
     assert tf.compat.v2.estimator.DNNClassifier is estimator_lite.DNNClassifier
-    assert tf.estimator.export.ServingInputReceiver is estimator_lite.export.ServingInputReceiver
+    assert tf.estimator.export.ServingInputReceiver is (
+        estimator_lite.export.ServingInputReceiver)
     assert tf.estimator.experimental.InMemoryEvaluatorHook is (
         estimator_lite.experimental.InMemoryEvaluatorHook)
     # `import tensorflow.compat.v1` is a module object distinct from tf.compat.v1.
@@ -182,7 +184,7 @@ def test_v1_tpu_and_keras_paths_ask_for_their_target_lazily(installed, monkeypat
 
 def test_install_resolves_nothing_until_used(monkeypatch):
     asked = []
-    monkeypatch.setattr(install, "_import_target", lambda name: asked.append(name))
+    monkeypatch.setattr(install, "_import_target", asked.append)
     try:
         assert estimator_lite.install_as_tf_estimator() is True
         assert estimator_lite.install_as_tf_estimator() is True  # idempotent

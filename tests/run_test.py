@@ -183,4 +183,5 @@ def test_composes_with_the_launcher(tmp_path):
                 "role.py"], tmp_path)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     lines = [line for line in ran.stdout.splitlines() if "_AliasModule" in line]
-    assert sorted(line.split()[1] for line in lines) == ["chief", "ps", "worker"], ran.stdout
+    roles = sorted(line.split()[1] for line in lines)
+    assert roles == ["chief", "ps", "worker"], ran.stdout

@@ -7,6 +7,7 @@ One trial completes (the hook reports each new evaluation's loss), one is pruned
 at its first report. Prints `RESULT {json}`.
 """
 
+import functools
 import json
 import sys
 import warnings
@@ -44,7 +45,8 @@ def objective(trial, model_dir):
         save_summary_steps=SAVE_STEPS, log_step_count_steps=None))
     hook = TensorFlowPruningHook(trial, estimator, metric="loss", run_every_steps=1)
     train_spec = tf.estimator.TrainSpec(input_fn, max_steps=MAX_STEPS, hooks=[hook])
-    eval_spec = tf.estimator.EvalSpec(input_fn, steps=2, start_delay_secs=0, throttle_secs=0)
+    eval_spec = tf.estimator.EvalSpec(input_fn, steps=2, start_delay_secs=0,
+                                      throttle_secs=0)
     metrics, _ = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
     trial.set_user_attr("eval_dir", estimator.eval_dir())
     return float(metrics["loss"])
@@ -57,7 +59,8 @@ def main(model_dir):
     for label, pruner in (("kept", optuna.pruners.NopPruner()),
                           ("pruned", optuna.pruners.ThresholdPruner(upper=1e-9))):
         study = optuna.create_study(pruner=pruner)
-        study.optimize(lambda t: objective(t, f"{model_dir}/{label}"), n_trials=1)
+        study.optimize(functools.partial(objective, model_dir=f"{model_dir}/{label}"),
+                       n_trials=1)
         trial = study.trials[0]
         results[label] = {"state": trial.state.name, "value": trial.value,
                           "intermediate": {str(k): v for k, v in

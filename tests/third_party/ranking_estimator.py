@@ -64,7 +64,8 @@ def main(model_dir):
     estimator = tf.estimator.Estimator(model_fn, model_dir=model_dir)
     estimator.train(input_fn, max_steps=STEPS)
     evaluated = estimator.evaluate(eval_input_fn)
-    scores = [p.tolist() for _, p in zip(range(2), estimator.predict(eval_input_fn))]
+    scores = [p.tolist() for _, p in zip(range(2), estimator.predict(eval_input_fn),
+                                                  strict=False)]
     export_dir = estimator.export_saved_model(os.path.join(model_dir, "export"),
                                               serving_input_receiver_fn)
     loaded = tf.saved_model.load(export_dir.decode() if isinstance(export_dir, bytes)
