@@ -164,6 +164,9 @@ _PRIVATE = {
     "tpu._tpu_estimator_embedding": (TPU,),
 }
 _PRIVATE_ATTRIBUTES = {
+    # tf.estimator's v2 Estimator class, which libraries subclass by this name.
+    "estimator": {"EstimatorV2": "estimator_lite.estimator:Estimator"},
+    "estimator_lib": {"EstimatorV2": "estimator_lite.estimator:Estimator"},
     "keras": {"model_to_estimator": MODEL_TO_ESTIMATOR},
     "keras_lib": {"model_to_estimator": MODEL_TO_ESTIMATOR},
 }

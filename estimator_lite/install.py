@@ -106,7 +106,12 @@ def _load_spec(spec):
     if not attr:
         return module, None
     if hasattr(module, attr):
-        return getattr(module, attr), None
+        value = getattr(module, attr)
+        if isinstance(value, types.ModuleType) and hasattr(value, attr):
+            # `estimator_lite.model_to_estimator` may be the module defining the
+            # function of the same name (importing a submodule sets that attribute).
+            value = getattr(value, attr)
+        return value, None
     return None, f"; it would be {spec}, which this estimator_lite lacks"
 
 

@@ -24,6 +24,7 @@ ROOTS = _alias_table.PRIVATE_ROOTS
 # (path under a private root, name, the estimator_lite object it must be).
 PRIVATE_CONCEPTS = [
     ("estimator", "Estimator", "estimator_lite.estimator:Estimator"),
+    ("estimator", "EstimatorV2", "estimator_lite.estimator:Estimator"),
     ("estimator_lib", "train_and_evaluate", "estimator_lite:train_and_evaluate"),
     ("run_config", "RunConfig", "estimator_lite.run_config:RunConfig"),
     ("run_config", "TaskType", "estimator_lite.run_config:TaskType"),
