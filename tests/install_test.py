@@ -8,6 +8,8 @@ for), so these tests hold whether or not those modules exist in the tree.
 """
 
 import importlib
+import os
+import subprocess
 import sys
 import types
 
@@ -19,6 +21,7 @@ from estimator_lite import _alias_table, install
 from estimator_lite._tf import tensorflow_module
 
 NOT_PROVIDED = "estimator_lite does not provide"
+ROOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOTS = _alias_table.PRIVATE_ROOTS
 
 # (path under a private root, name, the estimator_lite object it must be).
@@ -216,3 +219,30 @@ def test_a_real_tensorflow_estimator_is_left_alone_unless_replaced(tmp_path, mon
 def test_replace_existing_must_be_a_bool():
     with pytest.raises(TypeError, match="replace_existing must be a bool, got str 'yes'"):
         estimator_lite.install_as_tf_estimator(replace_existing="yes")
+
+
+FRESH_PROCESS = """
+import sys
+import estimator_lite
+assert estimator_lite.install_as_tf_estimator() is True
+assert "tensorflow" not in sys.modules  # installing does not import TensorFlow
+import tensorflow.compat.v1 as v1  # attaches to this module object and to tensorflow
+import tensorflow as tf
+from tensorflow.estimator import RunConfig
+print(v1.estimator is tf.compat.v1.estimator,
+      tf.estimator.Estimator is estimator_lite.Estimator,
+      RunConfig is estimator_lite.RunConfig, type(tf.keras.estimator).__name__)
+estimator_lite.uninstall_as_tf_estimator()
+print(hasattr(tf, "estimator"), hasattr(v1, "estimator"),
+      hasattr(tf.compat.v1, "estimator"))
+"""
+
+
+def test_installed_before_tensorflow_attaches_when_the_program_imports_it(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT_DIR)
+    env.pop("TF_USE_LEGACY_KERAS", None)
+    ran = subprocess.run([sys.executable, "-c", FRESH_PROCESS], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=300, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.split() == ["True", "True", "True", "_AliasModule",
+                                  "False", "False", "False"]
