@@ -274,6 +274,11 @@ _STATE = _State()
 _MISSING = object()
 
 
+def _is_own_path(name):
+    """True for the module paths the alias finder owns while installed."""
+    return any(name == root or name.startswith(root + ".") for root in _OWN_ROOTS)
+
+
 def real_tf_estimator_location():
     """Where a real tf.estimator comes from (a path or a description), or None.
 
@@ -331,8 +336,7 @@ def install_as_tf_estimator(replace_existing=False):
                         "alone (pass replace_existing=True to use estimator_lite instead)",
                         location)
         return False
-    for name in [n for n in sys.modules
-                 if n == "tensorflow_estimator" or n.startswith(_OWN_ROOTS)]:
+    for name in [n for n in sys.modules if _is_own_path(n)]:
         _STATE.saved_modules[name] = sys.modules.pop(name)
     watcher = _TensorFlowWatcher(_attach)
     _STATE.finders = (_REGISTRY, watcher)
@@ -376,21 +380,24 @@ def _attach(module_name):
     if not _STATE.installed:
         return
     if module_name == "tensorflow":
-        for path, alias in _alias_table.ESTIMATOR_ATTRIBUTE_OWNERS:
-            _set_attribute(_tensorflow_module(path), "estimator", _REGISTRY.module(alias))
-        _attach_keras()
+        _attach_owners(_alias_table.ESTIMATOR_ATTRIBUTE_OWNERS)
+        _attach_owners(_alias_table.KERAS_ATTRIBUTE_OWNERS)
     else:
         alias = f"{module_name}.estimator"
         _set_attribute(sys.modules[module_name], "estimator", _REGISTRY.module(alias))
 
 
-def _attach_keras():
-    """`tf.keras.estimator.model_to_estimator`; skipped (and logged) if Keras fails."""
-    for path, alias in _alias_table.KERAS_ATTRIBUTE_OWNERS:
+def _attach_owners(owners):
+    """Sets `estimator` on each (attribute path, alias) owner TensorFlow has.
+
+    Runs inside the program's `import tensorflow`, so a TensorFlow build without one
+    of them (or whose Keras fails to load for `tf.keras`) is logged, not raised.
+    """
+    for path, alias in owners:
         try:
             owner = _tensorflow_module(path)
         except (ImportError, AttributeError) as error:
-            _LOGGER.warning("estimator_lite: tf.%s.estimator not set, Keras failed: %s",
+            _LOGGER.warning("estimator_lite: tf.%s.estimator not set: %s",
                             ".".join(path), error)
             continue
         _set_attribute(owner, "estimator", _REGISTRY.module(alias))
