@@ -46,7 +46,8 @@ setup(
     },
     entry_points={"console_scripts": [
         "estimator-lite-launch = estimator_lite.launch:run",
-        "estimator-lite-inspect = estimator_lite.inspect:run"]},
+        "estimator-lite-inspect = estimator_lite.inspect:run",
+        "estimator-lite-run = estimator_lite.run:main"]},
     classifiers=[
         "Programming Language :: Python :: 3",
         "License :: OSI Approved :: Apache Software License",

@@ -15,6 +15,9 @@ Layers, top to bottom (each imports only from the layers below it):
   `estimator` or `training`;
 - `_engine/`: how it runs (train session, hook protocol, timer, model_dir names,
   event files, completion markers, argument checks); imports no public module;
+- opt-in, for code the user cannot edit: `install` (`install_as_tf_estimator()`
+  makes tf.estimator's module paths resolve here, `_alias_table` says which to
+  which) and the runner `python -m estimator_lite.run`; never done at import;
 - `_tf`: the one TensorFlow import.
 """
 
@@ -72,6 +75,9 @@ _MODULE_NAMES = {
     ),
     "estimator_lite.keras_estimator": (
         "model_to_estimator",
+    ),
+    "estimator_lite.install": (
+        "install_as_tf_estimator", "uninstall_as_tf_estimator",
     ),
     "estimator_lite.model_fn": (
         "EstimatorSpec", "ModeKeys",
@@ -190,6 +196,8 @@ __all__ = [
     "experimental",
     "export",
     "fresh_start",
+    "install_as_tf_estimator",
+    "uninstall_as_tf_estimator",
     "make_early_stopping_hook",
     "model_to_estimator",
     "multi_task_spec",

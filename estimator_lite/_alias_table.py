@@ -1,0 +1,211 @@
+"""Which tf.estimator module path resolves to which estimator_lite module.
+
+`estimator_lite.install_as_tf_estimator()` (and `python -m estimator_lite.run`)
+serve every module path in `ALIASES` from estimator_lite. An entry names the
+estimator_lite modules that own the concept, searched in order for each attribute,
+plus `attributes`: names served from elsewhere (a module, or ``"module:attr"``).
+Targets are imported at first use, never at install time, so a target that does
+not exist yet (or fails to import) only makes the names looked up through it fail,
+with an error naming the name and the path it was asked from.
+
+Two kinds of path:
+- public (``strict``): the API namespaces (`tf.estimator`, `tf.compat.v1.estimator`,
+  `tensorflow_estimator`, ...). A name the target module lacks is an
+  AttributeError at lookup, so `hasattr` feature tests stay truthful; if the
+  target module itself is absent, names are placeholders as below.
+- private (not strict): the module paths under ``tensorflow_estimator.python.
+  estimator`` and ``tensorflow.python.estimator`` that libraries import (found by
+  searching public code: `estimator`, `estimator_lib`, `run_config`, `training`,
+  `exporter`, `gc`, `util`, `model_fn`, `mode_keys`, `export.*`, `canned.*`,
+  `head.*`, `hooks.*`, `inputs.*`, `keras`, `tpu.*`, ...). Libraries import many
+  private names at module import that a given program never uses, so a name with
+  no equivalent imports as a placeholder that fails when used (called, subclassed
+  and instantiated, or read) with an error naming it and its module.
+
+Flavours, as in TF 2.15: `tf.estimator` and `tf.compat.v2.estimator` are the v2 API
+(`estimator_lite`); `tf.compat.v1.estimator` and `tensorflow_estimator.estimator`
+(the package's top level is its v1 namespace) are the v1 API
+(`estimator_lite.compat.v1`); the TPU paths go to `estimator_lite.tpu`;
+`tf.keras.estimator.model_to_estimator` to `estimator_lite.model_to_estimator`.
+"""
+
+import dataclasses
+
+__all__ = ["ALIASES", "Alias", "ESTIMATOR_ATTRIBUTE_OWNERS", "KERAS_ATTRIBUTE_OWNERS",
+           "PRIVATE_ROOTS", "is_alias_path"]
+
+V2_API = "estimator_lite"
+V1_API = "estimator_lite.compat.v1"
+TPU = "estimator_lite.tpu"
+MODEL_TO_ESTIMATOR = "estimator_lite:model_to_estimator"
+
+
+@dataclasses.dataclass(frozen=True)
+class Alias:
+    """How one aliased module path resolves.
+
+    Attributes:
+      targets: estimator_lite module names searched in order for an attribute.
+      attributes: name -> ``"module"`` or ``"module:attr"`` served first.
+      strict: True for public namespaces (a missing name is an AttributeError at
+        lookup); False for private paths (a placeholder that fails at use).
+    """
+    targets: tuple = ()
+    attributes: dict = dataclasses.field(default_factory=dict)
+    strict: bool = False
+
+
+_V1_ATTRIBUTES = {"tpu": TPU}
+_KERAS_ESTIMATOR = Alias(attributes={"model_to_estimator": MODEL_TO_ESTIMATOR}, strict=True)
+
+# Public paths.
+_PUBLIC = {
+    "tensorflow.estimator": Alias((V2_API,), strict=True),
+    "tensorflow.compat.v2.estimator": Alias((V2_API,), strict=True),
+    "tensorflow.compat.v1.estimator": Alias((V1_API,), dict(_V1_ATTRIBUTES), strict=True),
+    "tensorflow.compat.v1.estimator.tpu": Alias((TPU,), strict=True),
+    "tensorflow.estimator.experimental": Alias((V2_API + ".experimental",), strict=True),
+    "tensorflow.estimator.export": Alias((V2_API + ".export",), strict=True),
+    "tensorflow.keras.estimator": _KERAS_ESTIMATOR,
+    "tensorflow_estimator": Alias(strict=True, attributes={
+        "estimator": "tensorflow_estimator.estimator",
+        "compat": "tensorflow_estimator.compat",
+        "python": "tensorflow_estimator.python"}),
+    # tensorflow_estimator's top level is its v1 namespace (as in 2.15).
+    "tensorflow_estimator.estimator": Alias((V1_API,), dict(_V1_ATTRIBUTES), strict=True),
+    "tensorflow_estimator.estimator.tpu": Alias((TPU,), strict=True),
+    "tensorflow_estimator.compat": Alias(strict=True, attributes={
+        "v1": "tensorflow_estimator.compat.v1", "v2": "tensorflow_estimator.compat.v2"}),
+    "tensorflow_estimator.compat.v1": Alias((V1_API,), dict(_V1_ATTRIBUTES), strict=True),
+    "tensorflow_estimator.compat.v2": Alias((V2_API,), strict=True),
+    "tensorflow_estimator._api.v1.estimator": Alias((V1_API,), dict(_V1_ATTRIBUTES),
+                                                   strict=True),
+    "tensorflow_estimator._api.v2.estimator": Alias((V2_API,), strict=True),
+    "tensorflow_estimator.python": Alias(strict=True, attributes={
+        "estimator": "tensorflow_estimator.python.estimator"}),
+}
+
+_EXPORT_OWNERS = ("estimator_lite.export", "estimator_lite.export.receivers",
+                  "estimator_lite.export.outputs", "estimator_lite.export.saved_model")
+
+# Private paths, relative to each of PRIVATE_ROOTS ("" is the root itself).
+# An empty tuple: the path exists in tf.estimator, nothing here owns its names.
+_PRIVATE = {
+    "": ("estimator_lite",),
+    "estimator": ("estimator_lite.estimator",),
+    "estimator_lib": (V2_API,),
+    "model_fn": ("estimator_lite.model_fn",),
+    "mode_keys": ("estimator_lite.model_fn",),
+    "run_config": ("estimator_lite.run_config",),
+    "training": ("estimator_lite.training",),
+    "exporter": ("estimator_lite.exporter",),
+    "gc": ("estimator_lite.exporter",),
+    "util": ("estimator_lite._engine.fn_args",),
+    "early_stopping": ("estimator_lite.early_stopping",),
+    "extenders": ("estimator_lite.extenders",),
+    "export": _EXPORT_OWNERS,
+    "export.export": ("estimator_lite.export.receivers",) + _EXPORT_OWNERS,
+    "export.export_lib": _EXPORT_OWNERS,
+    "export.export_output": ("estimator_lite.export.outputs",),
+    "export.function": (),
+    "canned": ("estimator_lite.canned",),
+    "canned.baseline": ("estimator_lite.canned.baseline",),
+    "canned.dnn": ("estimator_lite.canned.dnn",),
+    "canned.linear": ("estimator_lite.canned.linear",),
+    "canned.dnn_linear_combined": ("estimator_lite.canned.dnn_linear_combined",),
+    # canned/head.py is tf.estimator's v1 head module (`_Head`, `_regression_head`).
+    "canned.head": (V1_API,),
+    "canned.optimizers": ("estimator_lite.canned.optimizers",),
+    "canned.metric_keys": ("estimator_lite.head.keys",),
+    "canned.prediction_keys": ("estimator_lite.head.keys",),
+    "canned.parsing_utils": ("estimator_lite.parsing_utils",),
+    "canned.v1": (V1_API,),
+    "canned.kmeans": (),
+    "canned.rnn": (),
+    "canned.saved_model_estimator": (),
+    "canned.timeseries": (),
+    "canned.linear_optimizer": (),
+    "head": ("estimator_lite.head",),
+    "head.base_head": ("estimator_lite.head.base_head", "estimator_lite.head"),
+    "head.binary_class_head": ("estimator_lite.head.binary_class_head",),
+    "head.multi_class_head": ("estimator_lite.head.multi_class_head",),
+    "head.multi_label_head": ("estimator_lite.head.multi_label_head",),
+    "head.regression_head": ("estimator_lite.head.regression_head",),
+    "head.multi_head": ("estimator_lite.head.multi_head",),
+    "head.head_utils": ("estimator_lite.head.head_inputs", "estimator_lite.head"),
+    "head.sequential_head": (),
+    "hooks": ("estimator_lite.hooks",),
+    "hooks.hooks": ("estimator_lite.hooks",),
+    "hooks.session_run_hook": ("estimator_lite.hooks",),
+    "hooks.basic_session_run_hooks": ("estimator_lite.hooks",),
+    "inputs": ("estimator_lite.inputs",),
+    "inputs.inputs": ("estimator_lite.inputs",),
+    "inputs.numpy_io": ("estimator_lite.inputs.numpy_io",),
+    "inputs.pandas_io": ("estimator_lite.inputs.pandas_io",),
+    "inputs.queues": (),
+    "inputs.queues.feeding_functions": (),
+    "inputs.queues.feeding_queue_runner": (),
+    "keras": (),
+    "keras_lib": (),
+    "estimator_export": (),
+    "tools": (),
+    "tools.analytics": (),
+    "tools.checkpoint_converter": (),
+    "api": (),
+    "api._v1": (),
+    "api._v2": (),
+    "tpu": (TPU,),
+    "tpu.tpu_estimator": (TPU,),
+    "tpu.tpu_config": (TPU,),
+    "tpu.tpu_context": (TPU,),
+    "tpu.util": (TPU,),
+    "tpu.error_handling": (TPU,),
+    "tpu.iteration_count_estimator": (TPU,),
+    "tpu._tpu_estimator_embedding": (TPU,),
+}
+_PRIVATE_ATTRIBUTES = {
+    # tf.estimator's v2 Estimator class, which libraries subclass by this name.
+    "estimator": {"EstimatorV2": "estimator_lite.estimator:Estimator"},
+    "estimator_lib": {"EstimatorV2": "estimator_lite.estimator:Estimator"},
+    "keras": {"model_to_estimator": MODEL_TO_ESTIMATOR},
+    "keras_lib": {"model_to_estimator": MODEL_TO_ESTIMATOR},
+}
+# The v1/v2 API namespaces, reachable under the private roots too.
+_PRIVATE_PUBLIC = {
+    "api._v1.estimator": Alias((V1_API,), dict(_V1_ATTRIBUTES), strict=True),
+    "api._v2.estimator": Alias((V2_API,), strict=True),
+}
+
+PRIVATE_ROOTS = ("tensorflow_estimator.python.estimator", "tensorflow.python.estimator")
+
+
+def _build():
+    table = dict(_PUBLIC)
+    for root in PRIVATE_ROOTS:
+        for suffix, targets in _PRIVATE.items():
+            name = f"{root}.{suffix}" if suffix else root
+            table[name] = Alias(targets, dict(_PRIVATE_ATTRIBUTES.get(suffix, {})))
+        for suffix, alias in _PRIVATE_PUBLIC.items():
+            table[f"{root}.{suffix}"] = alias
+    return table
+
+
+ALIASES = _build()
+
+# The TensorFlow modules (attribute paths from the `tensorflow` package) that had an
+# `estimator` attribute up to TF 2.15, and the alias each one gets.
+ESTIMATOR_ATTRIBUTE_OWNERS = (
+    ((), "tensorflow.estimator"),
+    (("compat", "v1"), "tensorflow.compat.v1.estimator"),
+    (("compat", "v2"), "tensorflow.compat.v2.estimator"),
+)
+# Same for `tf.keras.estimator` / `tf.compat.v1.keras.estimator`.
+KERAS_ATTRIBUTE_OWNERS = (
+    (("keras",), "tensorflow.keras.estimator"),
+    (("compat", "v1", "keras"), "tensorflow.keras.estimator"),
+)
+
+
+def is_alias_path(name):
+    """True when `name` is a module path served by estimator_lite once installed."""
+    return name in ALIASES

@@ -1,0 +1,432 @@
+"""Make `tf.estimator` (and the module paths libraries import) resolve to estimator_lite.
+
+For code the user cannot edit: `install_as_tf_estimator()` serves every path in
+`estimator_lite._alias_table.ALIASES` from estimator_lite, and
+`uninstall_as_tf_estimator()` undoes it. `python -m estimator_lite.run` calls it
+before running a program. Nothing here runs at `import estimator_lite`.
+
+How, without importing TensorFlow early:
+- a meta-path finder serves the aliased paths (`tensorflow_estimator...`,
+  `tensorflow.python.estimator...`, `tensorflow.estimator`, ...) as alias modules
+  whose attributes are looked up in their estimator_lite targets at first use;
+- the `estimator` attributes of `tensorflow`, `tf.compat.v1` and `tf.compat.v2`
+  (and `tf.keras.estimator`) are set as soon as those modules exist: at install
+  time if TensorFlow is already imported, otherwise right after the program imports
+  it (a second finder wraps TensorFlow's loader and attaches once it has run).
+  TensorFlow's own modules are reached through `estimator_lite._tf`.
+
+A real tf.estimator (TF <= 2.15 with tensorflow_estimator installed) is left alone
+unless `replace_existing=True`.
+"""
+
+import contextlib
+import importlib
+import importlib.abc
+import importlib.util
+import logging
+import sys
+import types
+
+from estimator_lite import _alias_table
+
+__all__ = ["NotProvidedError", "install_as_tf_estimator", "is_installed",
+           "real_tf_estimator_location", "uninstall_as_tf_estimator"]
+
+_LOGGER = logging.getLogger("tensorflow")
+# Modules whose `estimator` attribute TF <= 2.15 set. `import tensorflow.compat.v1`
+# loads a module object distinct from `tf.compat.v1`, so each gets attached.
+_WATCHED = ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2")
+_OWN_ROOTS = ("tensorflow_estimator",) + _alias_table.PRIVATE_ROOTS
+
+
+class NotProvidedError(AttributeError):
+    """A tf.estimator name, asked for through an aliased path, that estimator_lite lacks."""
+
+
+def _not_provided_message(name, path, reason):
+    return f"estimator_lite does not provide {name} (from module {path}){reason}"
+
+
+def _unprovided_base(message):
+    """A class to derive from in place of a missing one: instantiating it fails."""
+
+    def refuse(cls, *args, **kwargs):
+        raise NotProvidedError(message)
+
+    return type("NotProvidedByEstimatorLite", (), {"__new__": refuse, "__doc__": message})
+
+
+class _Unprovided:
+    """Stands for a private name estimator_lite lacks; fails when used.
+
+    Libraries import many private names at module import that a given program never
+    touches, so importing one succeeds; calling it, reading an attribute of it, or
+    instantiating a class derived from it raises NotProvidedError naming it.
+    """
+
+    __slots__ = ("_message",)
+
+    def __init__(self, message):
+        object.__setattr__(self, "_message", message)
+
+    def __call__(self, *args, **kwargs):
+        raise NotProvidedError(self._message)
+
+    def __getattr__(self, attr):
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        raise NotProvidedError(self._message)
+
+    def __mro_entries__(self, bases):
+        return (_unprovided_base(self._message),)
+
+    def __repr__(self):
+        return f"<{self._message}>"
+
+
+def _import_target(target):
+    """(module, None), or (None, reason) when the target module does not exist."""
+    try:
+        return importlib.import_module(target), None
+    except ModuleNotFoundError as error:
+        missing = error.name or ""
+        if missing == target or target.startswith(missing + "."):
+            return None, f"; it would come from {target}, which this estimator_lite lacks"
+        raise
+
+
+def _load_spec(spec):
+    """(value, None) for a spec (``module``, ``module:attr``, alias path); (None, why)."""
+    if spec in _alias_table.ALIASES:
+        return _REGISTRY.module(spec), None
+    module_name, _, attr = spec.partition(":")
+    module, reason = _import_target(module_name)
+    if module is None:
+        return None, reason
+    if not attr:
+        return module, None
+    if hasattr(module, attr):
+        value = getattr(module, attr)
+        if isinstance(value, types.ModuleType) and hasattr(value, attr):
+            # `estimator_lite.model_to_estimator` may be the module defining the
+            # function of the same name (importing a submodule sets that attribute).
+            value = getattr(value, attr)
+        return value, None
+    return None, f"; it would be {spec}, which this estimator_lite lacks"
+
+
+def _resolve(path, name):
+    """What attribute `name` of the alias module `path` is."""
+    alias = _alias_table.ALIASES[path]
+    reason = "; estimator_lite has no equivalent"
+    if name in alias.attributes:
+        value, reason = _load_spec(alias.attributes[name])
+        if value is not None:
+            return value
+    elif f"{path}.{name}" in _alias_table.ALIASES:
+        return _REGISTRY.module(f"{path}.{name}")
+    else:
+        found_target = False
+        for target in alias.targets:
+            module, missing = _import_target(target)
+            if module is None:
+                reason = missing
+            elif hasattr(module, name):
+                return getattr(module, name)
+            else:
+                found_target = True
+        if alias.strict and (found_target or not alias.targets):
+            raise NotProvidedError(_not_provided_message(name, path, reason))
+    # Private paths, and public ones whose target module is absent (e.g. the v1 API
+    # in a tree without it): a library importing the name at module import still
+    # imports; only using the name fails.
+    return _Unprovided(_not_provided_message(name, path, reason))
+
+
+class _AliasModule(types.ModuleType):
+    """A tf.estimator module path whose attributes come from estimator_lite."""
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+        value = _resolve(self.__name__, name)
+        self.__dict__[name] = value  # later lookups are plain attribute reads
+        return value
+
+    def __dir__(self):
+        names = set(self.__dict__)
+        alias = _alias_table.ALIASES[self.__name__]
+        names.update(alias.attributes)
+        for target in alias.targets:
+            module, _ = _import_target(target)
+            if module is not None:
+                names.update(n for n in dir(module) if not n.startswith("__"))
+        return sorted(names)
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves the aliased module paths, and owns the modules it made."""
+
+    def __init__(self):
+        self._modules = {}
+
+    def module(self, name):
+        """The one alias module for path `name` (made on first request)."""
+        module = self._modules.get(name)
+        if module is None:
+            module = _AliasModule(name, f"estimator_lite's stand-in for {name}.")
+            module.__path__ = []  # a package: its aliased children import through us
+            module.__package__ = name
+            module.__spec__ = importlib.util.spec_from_loader(name, self, is_package=True)
+            module.__loader__ = self
+            self._modules[name] = module
+        return module
+
+    def modules(self):
+        return dict(self._modules)
+
+    def clear(self):
+        self._modules.clear()
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname in _alias_table.ALIASES:
+            return importlib.util.spec_from_loader(fullname, self, is_package=True)
+        if fullname.startswith(tuple(root + "." for root in _OWN_ROOTS)):
+            raise ModuleNotFoundError(
+                f"estimator_lite does not provide module {fullname}: no estimator_lite "
+                "module owns its concept (see estimator_lite/_alias_table.py)",
+                name=fullname)
+        return None
+
+    def create_module(self, spec):
+        return self.module(spec.name)
+
+    def exec_module(self, module):
+        """Nothing to run: attributes resolve on first lookup."""
+
+
+class _AttachingLoader(importlib.abc.Loader):
+    """Runs a TensorFlow module's own loader, then attaches the estimator attributes."""
+
+    def __init__(self, loader, on_loaded):
+        self._loader = loader
+        self._on_loaded = on_loaded
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        spec = module.__spec__
+        if spec is not None and spec.loader is self:
+            spec.loader = self._loader
+        if getattr(module, "__loader__", None) is self:
+            module.__loader__ = self._loader
+        self._on_loaded(spec.name if spec is not None else module.__name__)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+class _TensorFlowWatcher(importlib.abc.MetaPathFinder):
+    """Attaches the estimator attributes when TensorFlow's modules get imported."""
+
+    def __init__(self, on_loaded):
+        self._on_loaded = on_loaded
+        self._busy = False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in _WATCHED or self._busy:
+            return None
+        self._busy = True  # the other finders below may recurse into find_spec
+        try:
+            spec = _spec_from_other_finders(self, fullname, path, target)
+        finally:
+            self._busy = False
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = _AttachingLoader(spec.loader, self._on_loaded)
+        return spec
+
+
+def _spec_from_other_finders(me, fullname, path, target):
+    for finder in sys.meta_path:
+        if finder is me or not hasattr(finder, "find_spec"):
+            continue
+        spec = finder.find_spec(fullname, path, target)
+        if spec is not None:
+            return spec
+    return None
+
+
+class _State:
+    """What install changed, so that uninstall puts it back."""
+
+    def __init__(self):
+        self.installed = False
+        self.finders = ()
+        self.saved_modules = {}
+        self.saved_attributes = []  # (owner, name, had_value, old_value)
+
+
+_REGISTRY = _AliasFinder()
+_STATE = _State()
+_MISSING = object()
+
+
+def _is_own_path(name):
+    """True for the module paths the alias finder owns while installed."""
+    return any(name == root or name.startswith(root + ".") for root in _OWN_ROOTS)
+
+
+def real_tf_estimator_location():
+    """Where a real tf.estimator comes from (a path or a description), or None.
+
+    True when `tensorflow_estimator` is importable from the Python path, or when an
+    already-imported TensorFlow carries its own `estimator` attribute (TF <= 2.15).
+    Looks before the alias finder, so estimator_lite's own aliases never count.
+    """
+    loaded = sys.modules.get("tensorflow_estimator")
+    if loaded is not None and not isinstance(loaded, _AliasModule):
+        return getattr(loaded, "__file__", None) or "tensorflow_estimator (imported)"
+    if loaded is None:
+        spec = _spec_from_other_finders(_REGISTRY, "tensorflow_estimator", None, None)
+        if spec is not None:
+            return spec.origin or "tensorflow_estimator"
+    tensorflow = sys.modules.get("tensorflow")
+    own = vars(tensorflow).get("estimator", None) if tensorflow is not None else None
+    if own is not None and not isinstance(own, _AliasModule):
+        return f"tensorflow {getattr(tensorflow, '__version__', '?')}'s own tf.estimator"
+    return None
+
+
+def is_installed():
+    """True between `install_as_tf_estimator()` and `uninstall_as_tf_estimator()`."""
+    return _STATE.installed
+
+
+def install_as_tf_estimator(replace_existing=False):
+    """Makes `tf.estimator` and tf.estimator's module paths resolve to estimator_lite.
+
+    After this call `tf.estimator`, `from tensorflow import estimator`,
+    `tf.compat.v1.estimator`, `import tensorflow_estimator` and the private paths
+    under `tensorflow_estimator.python.estimator` / `tensorflow.python.estimator`
+    listed in `estimator_lite._alias_table` are served by estimator_lite. Works
+    before or after `import tensorflow`. Calling it again does nothing.
+
+    Args:
+      replace_existing: also replace a real tf.estimator (tensorflow_estimator
+        installed). By default that one is left alone.
+
+    Returns:
+      True if estimator_lite now serves tf.estimator; False if a real one was
+      found and left alone (the reason is logged on the `tensorflow` logger).
+
+    Raises:
+      TypeError: `replace_existing` is not a bool.
+    """
+    if not isinstance(replace_existing, bool):
+        raise TypeError("install_as_tf_estimator: replace_existing must be a bool, "
+                        f"got {type(replace_existing).__name__} {replace_existing!r}")
+    if _STATE.installed:
+        return True
+    location = real_tf_estimator_location()
+    if location is not None and not replace_existing:
+        _LOGGER.warning("estimator_lite: a real tf.estimator is installed (%s); leaving it "
+                        "alone (pass replace_existing=True to use estimator_lite instead)",
+                        location)
+        return False
+    for name in [n for n in sys.modules if _is_own_path(n)]:
+        _STATE.saved_modules[name] = sys.modules.pop(name)
+    watcher = _TensorFlowWatcher(_attach)
+    _STATE.finders = (_REGISTRY, watcher)
+    sys.meta_path[:0] = list(_STATE.finders)
+    _STATE.installed = True
+    for name in _WATCHED:
+        if name in sys.modules:
+            _attach(name)
+    return True
+
+
+def _tensorflow_module(path):
+    """The module at attribute `path` from the tensorflow package (estimator_lite._tf)."""
+    # Imported here, not at the top: `import estimator_lite.install` (and the runner)
+    # must not import TensorFlow; by now the program has.
+    from estimator_lite._tf import tensorflow_module  # noqa: PLC0415
+    return tensorflow_module(path)
+
+
+def _set_attribute(owner, name, value):
+    if any(saved is owner and saved_name == name
+           for saved, saved_name, _ in _STATE.saved_attributes):
+        return  # tf.keras and tf.compat.v1.keras can be one object
+    old = vars(owner).get(name, _MISSING)
+    _STATE.saved_attributes.append((owner, name, old))
+    setattr(owner, name, value)
+
+
+def _delete_attribute(owner, name):
+    """Removes `name` from `owner`, a module or one of TensorFlow's module wrappers."""
+    # TensorFlow's lazy loaders delete from the module they wrap; a loader sharing
+    # that module with another owner finds it already gone.
+    with contextlib.suppress(AttributeError):
+        delattr(owner, name)
+    # Wrappers also keep copies of attributes they served in their own __dict__.
+    vars(owner).pop(name, None)
+
+
+def _attach(module_name):
+    """Sets the estimator attributes on TensorFlow module `module_name`, just loaded."""
+    if not _STATE.installed:
+        return
+    if module_name == "tensorflow":
+        _attach_owners(_alias_table.ESTIMATOR_ATTRIBUTE_OWNERS)
+        _attach_owners(_alias_table.KERAS_ATTRIBUTE_OWNERS)
+    else:
+        alias = f"{module_name}.estimator"
+        _set_attribute(sys.modules[module_name], "estimator", _REGISTRY.module(alias))
+
+
+def _attach_owners(owners):
+    """Sets `estimator` on each (attribute path, alias) owner TensorFlow has.
+
+    Runs inside the program's `import tensorflow`, so a TensorFlow build without one
+    of them (or whose Keras fails to load for `tf.keras`) is logged, not raised.
+    """
+    for path, alias in owners:
+        try:
+            owner = _tensorflow_module(path)
+        except (ImportError, AttributeError) as error:
+            _LOGGER.warning("estimator_lite: tf.%s.estimator not set: %s",
+                            ".".join(path), error)
+            continue
+        _set_attribute(owner, "estimator", _REGISTRY.module(alias))
+
+
+def uninstall_as_tf_estimator():
+    """Undoes `install_as_tf_estimator()`: TensorFlow's modules and sys.modules as before.
+
+    Objects the program already took from the aliases (classes, modules bound to
+    names) stay what they are. Does nothing when not installed.
+    """
+    if not _STATE.installed:
+        return
+    for finder in _STATE.finders:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+    for owner, name, old in reversed(_STATE.saved_attributes):
+        if old is _MISSING:
+            _delete_attribute(owner, name)
+        else:
+            setattr(owner, name, old)
+    aliases = _REGISTRY.modules()
+    for name, module in aliases.items():
+        if sys.modules.get(name) is module:
+            del sys.modules[name]
+        parent_name, _, child = name.rpartition(".")
+        parent = sys.modules.get(parent_name)
+        if parent is not None and vars(parent).get(child) is module:
+            delattr(parent, child)
+    sys.modules.update(_STATE.saved_modules)
+    _REGISTRY.clear()
+    _STATE.__init__()

@@ -1,0 +1,248 @@
+"""install_as_tf_estimator(): which path resolves to what, lazily, and its undo.
+
+In-process (TensorFlow is already imported by the test session): every test
+installs through the `installed` fixture, which uninstalls afterwards and checks
+the process is back as it was. The v1 API, TPU and model_to_estimator targets are
+checked through the lazy mechanism only (which estimator_lite module a lookup asks
+for), so these tests hold whether or not those modules exist in the tree.
+"""
+
+import importlib
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+import tensorflow as tf  # noqa: F401 -- the module the aliases attach to
+
+import estimator_lite
+from estimator_lite import _alias_table, install
+from estimator_lite._tf import tensorflow_module
+
+NOT_PROVIDED = "estimator_lite does not provide"
+ROOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOTS = _alias_table.PRIVATE_ROOTS
+
+# (path under a private root, name, the estimator_lite object it must be).
+PRIVATE_CONCEPTS = [
+    ("estimator", "Estimator", "estimator_lite.estimator:Estimator"),
+    ("estimator", "EstimatorV2", "estimator_lite.estimator:Estimator"),
+    ("estimator_lib", "train_and_evaluate", "estimator_lite:train_and_evaluate"),
+    ("run_config", "RunConfig", "estimator_lite.run_config:RunConfig"),
+    ("run_config", "TaskType", "estimator_lite.run_config:TaskType"),
+    ("training", "TrainSpec", "estimator_lite.training:TrainSpec"),
+    ("training", "_TrainingExecutor", "estimator_lite.training:_TrainingExecutor"),
+    ("exporter", "BestExporter", "estimator_lite.exporter:BestExporter"),
+    ("model_fn", "EstimatorSpec", "estimator_lite.model_fn:EstimatorSpec"),
+    ("mode_keys", "ModeKeys", "estimator_lite.model_fn:ModeKeys"),
+    ("export.export", "ServingInputReceiver", "estimator_lite.export:ServingInputReceiver"),
+    ("export.export_lib", "build_parsing_serving_input_receiver_fn",
+     "estimator_lite.export:build_parsing_serving_input_receiver_fn"),
+    ("export.export_output", "PredictOutput", "estimator_lite.export:PredictOutput"),
+    ("canned.metric_keys", "MetricKeys", "estimator_lite.head.keys:MetricKeys"),
+    ("canned.prediction_keys", "PredictionKeys", "estimator_lite.head.keys:PredictionKeys"),
+    ("canned.dnn", "DNNClassifier", "estimator_lite.canned.dnn:DNNClassifier"),
+    ("canned.parsing_utils", "classifier_parse_example_spec",
+     "estimator_lite:classifier_parse_example_spec"),
+    ("head.binary_class_head", "BinaryClassHead", "estimator_lite:BinaryClassHead"),
+    ("head.base_head", "Head", "estimator_lite:Head"),
+    ("hooks.session_run_hook", "SessionRunHook", "estimator_lite:SessionRunHook"),
+    ("hooks.basic_session_run_hooks", "LoggingTensorHook",
+     "estimator_lite:LoggingTensorHook"),
+    ("hooks.hooks", "InMemoryEvaluatorHook", "estimator_lite.hooks:InMemoryEvaluatorHook"),
+    ("early_stopping", "read_eval_metrics", "estimator_lite:read_eval_metrics"),
+    ("inputs.numpy_io", "numpy_input_fn", "estimator_lite.inputs.numpy_io:numpy_input_fn"),
+]
+# (alias path, attribute chain) -> the estimator_lite module a lookup must ask for.
+LAZY_TARGETS = [
+    ("tensorflow.compat.v1.estimator", "Estimator", "estimator_lite.compat.v1"),
+    ("tensorflow_estimator.estimator", "DNNClassifier", "estimator_lite.compat.v1"),
+    ("tensorflow_estimator.compat.v1", "LinearClassifier", "estimator_lite.compat.v1"),
+    ("tensorflow.compat.v1.estimator", "tpu.TPUEstimator", "estimator_lite.tpu"),
+    ("tensorflow_estimator.python.estimator.tpu.tpu_estimator", "TPUEstimator",
+     "estimator_lite.tpu"),
+    ("tensorflow.python.estimator.tpu.tpu_config", "RunConfig", "estimator_lite.tpu"),
+    ("tensorflow.python.estimator.canned.head", "_Head", "estimator_lite.compat.v1"),
+    ("tensorflow.keras.estimator", "model_to_estimator", "estimator_lite"),
+    ("tensorflow_estimator.python.estimator.keras_lib", "model_to_estimator",
+     "estimator_lite"),
+]
+
+
+def _object(spec):
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@pytest.fixture
+def installed():
+    before_meta_path = list(sys.meta_path)
+    assert not hasattr(tf, "estimator")
+    assert estimator_lite.install_as_tf_estimator() is True
+    yield install
+    estimator_lite.uninstall_as_tf_estimator()
+    assert sys.meta_path == before_meta_path
+    assert not hasattr(tf, "estimator")
+    assert not hasattr(tf.compat.v1, "estimator")
+    assert not hasattr(tensorflow_module(("keras",)), "estimator")
+    assert not any(n == "tensorflow_estimator" or n.startswith(ROOTS) for n in sys.modules)
+    with pytest.raises(ImportError):
+        importlib.import_module("tensorflow_estimator")
+
+
+def test_tf_estimator_spellings_resolve_to_estimator_lite(installed):
+    from tensorflow import estimator as from_import  # noqa: PLC0415
+    v1_module = importlib.import_module("tensorflow.compat.v1")
+    v2_module = importlib.import_module("tensorflow.compat.v2")
+    assert from_import is tf.estimator
+    assert tf.estimator.Estimator is estimator_lite.Estimator
+    assert tf.compat.v2.estimator.DNNClassifier is estimator_lite.DNNClassifier
+    assert tf.estimator.export.ServingInputReceiver is (
+        estimator_lite.export.ServingInputReceiver)
+    assert tf.estimator.experimental.InMemoryEvaluatorHook is (
+        estimator_lite.experimental.InMemoryEvaluatorHook)
+    # `import tensorflow.compat.v1` is a module object distinct from tf.compat.v1.
+    assert v1_module.estimator is tf.compat.v1.estimator
+    assert v2_module.estimator.RunConfig is estimator_lite.RunConfig
+    assert importlib.import_module("tensorflow.estimator") is tf.estimator
+
+
+@pytest.mark.parametrize("root", ROOTS)
+@pytest.mark.parametrize("suffix,name,expected", PRIVATE_CONCEPTS,
+                         ids=[f"{s}.{n}" for s, n, _ in PRIVATE_CONCEPTS])
+def test_private_paths_map_to_the_module_owning_the_concept(installed, root, suffix,
+                                                            name, expected):
+    module = importlib.import_module(f"{root}.{suffix}")
+    assert getattr(module, name) is _object(expected)
+
+
+def test_from_imports_of_private_paths(installed):
+    from tensorflow.python.estimator.canned import metric_keys  # noqa: PLC0415
+    from tensorflow_estimator.python.estimator.export import export_lib  # noqa: PLC0415
+    assert metric_keys.MetricKeys.LOSS_MEAN == "average_loss"
+    assert export_lib.build_raw_serving_input_receiver_fn is (
+        estimator_lite.export.build_raw_serving_input_receiver_fn)
+
+
+def test_a_private_name_without_equivalent_fails_at_use_naming_it(installed):
+    from tensorflow.python.estimator.canned.kmeans import KMeansClustering  # noqa: PLC0415
+    from tensorflow_estimator.python.estimator.gc import _get_paths  # noqa: PLC0415
+    for call in (lambda: KMeansClustering(3), lambda: _get_paths("/tmp", None)):
+        with pytest.raises(install.NotProvidedError, match=NOT_PROVIDED):
+            call()
+    with pytest.raises(install.NotProvidedError) as raised:
+        KMeansClustering.some_method  # noqa: B018 -- reading it is the use
+    assert "KMeansClustering (from module tensorflow.python.estimator.canned.kmeans)" in (
+        str(raised.value))
+
+    class Derived(KMeansClustering):  # a library subclassing it at import still imports
+        def __init__(self):
+            pass
+
+    with pytest.raises(install.NotProvidedError, match="KMeansClustering"):
+        Derived()
+
+
+def test_a_public_name_estimator_lite_lacks_is_a_clear_attribute_error(installed):
+    assert not hasattr(tf.estimator, "NoSuchThing")
+    with pytest.raises(AttributeError, match=f"{NOT_PROVIDED} NoSuchThing "
+                                             r"\(from module tensorflow.estimator\)"):
+        tf.estimator.NoSuchThing  # noqa: B018
+
+
+def test_an_unknown_module_under_an_aliased_root_is_a_clear_import_error(installed):
+    with pytest.raises(ModuleNotFoundError, match="does not provide module "
+                                                  "tensorflow.python.estimator.nowhere"):
+        importlib.import_module("tensorflow.python.estimator.nowhere")
+
+
+def test_a_missing_target_module_is_named_in_the_error():
+    module, reason = install._import_target("estimator_lite.not_a_module_here")
+    assert module is None
+    assert "estimator_lite.not_a_module_here" in reason
+
+
+@pytest.mark.parametrize("path,chain,target", LAZY_TARGETS,
+                         ids=[f"{p}.{c}" for p, c, _ in LAZY_TARGETS])
+def test_v1_tpu_and_keras_paths_ask_for_their_target_lazily(installed, monkeypatch, path,
+                                                            chain, target):
+    asked = []
+    fake = types.ModuleType(target)
+    fake.__dict__.update({name: object() for name in (
+        "Estimator", "DNNClassifier", "LinearClassifier", "TPUEstimator", "RunConfig",
+        "_Head", "model_to_estimator")})
+    fake.tpu = fake
+
+    def fake_import(name):
+        asked.append(name)
+        return fake, None
+
+    monkeypatch.setattr(install, "_import_target", fake_import)
+    value = importlib.import_module(path)
+    for name in chain.split("."):
+        value = getattr(value, name)
+    assert asked == [target] * len(asked) and asked
+    assert value is getattr(fake, chain.split(".")[-1])
+
+
+def test_install_resolves_nothing_until_used(monkeypatch):
+    asked = []
+    monkeypatch.setattr(install, "_import_target", asked.append)
+    try:
+        assert estimator_lite.install_as_tf_estimator() is True
+        assert estimator_lite.install_as_tf_estimator() is True  # idempotent
+        assert isinstance(tf.estimator, types.ModuleType)
+        assert isinstance(tensorflow_module(("compat", "v1")).estimator, types.ModuleType)
+    finally:
+        estimator_lite.uninstall_as_tf_estimator()
+    assert asked == []
+
+
+def test_a_real_tensorflow_estimator_is_left_alone_unless_replaced(tmp_path, monkeypatch):
+    package = tmp_path / "tensorflow_estimator"
+    package.mkdir()
+    (package / "__init__.py").write_text("REAL = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert str(package) in install.real_tf_estimator_location()
+    assert estimator_lite.install_as_tf_estimator() is False
+    assert not install.is_installed() and not hasattr(tf, "estimator")
+    try:
+        assert estimator_lite.install_as_tf_estimator(replace_existing=True) is True
+        assert not hasattr(importlib.import_module("tensorflow_estimator"), "REAL")
+    finally:
+        estimator_lite.uninstall_as_tf_estimator()
+    assert importlib.import_module("tensorflow_estimator").REAL is True
+    del sys.modules["tensorflow_estimator"]
+
+
+def test_replace_existing_must_be_a_bool():
+    with pytest.raises(TypeError, match="replace_existing must be a bool, got str 'yes'"):
+        estimator_lite.install_as_tf_estimator(replace_existing="yes")
+
+
+FRESH_PROCESS = """
+import sys
+import estimator_lite
+assert estimator_lite.install_as_tf_estimator() is True
+assert "tensorflow" not in sys.modules  # installing does not import TensorFlow
+import tensorflow.compat.v1 as v1  # attaches to this module object and to tensorflow
+import tensorflow as tf
+from tensorflow.estimator import RunConfig
+print(v1.estimator is tf.compat.v1.estimator,
+      tf.estimator.Estimator is estimator_lite.Estimator,
+      RunConfig is estimator_lite.RunConfig, type(tf.keras.estimator).__name__)
+estimator_lite.uninstall_as_tf_estimator()
+print(hasattr(tf, "estimator"), hasattr(v1, "estimator"),
+      hasattr(tf.compat.v1, "estimator"))
+"""
+
+
+def test_installed_before_tensorflow_attaches_when_the_program_imports_it(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT_DIR)
+    env.pop("TF_USE_LEGACY_KERAS", None)
+    ran = subprocess.run([sys.executable, "-c", FRESH_PROCESS], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=300, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.split() == ["True", "True", "True", "_AliasModule",
+                                  "False", "False", "False"]

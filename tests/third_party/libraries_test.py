@@ -1,0 +1,124 @@
+"""Real third-party libraries that import tf.estimator inside, run unchanged through
+`python -m estimator_lite.run` (TF >= 2.16, no tensorflow_estimator installed).
+
+Pinned in .ci/run (installed with --no-deps where their dependencies would replace
+TensorFlow). Each test skips, saying why, when its package is not importable here.
+- optuna-integration 4.2.1: `TensorFlowPruningHook` (imports
+  `tensorflow_estimator.python.estimator.early_stopping.read_eval_metrics`,
+  subclasses `tensorflow.estimator.SessionRunHook`) prunes an estimator trial.
+- tensorflow-ranking 0.5.5: `from tensorflow import estimator` at package import;
+  its groupwise ranking model_fn and ranking head train, evaluate, predict and export.
+  Compared with tf.estimator 2.15 running the same program (the oracle).
+- tensorflow-hub 0.15.0: `from tensorflow.compat.v1 import estimator` at package
+  import and `LatestModuleExporter(tf.compat.v1.estimator.Exporter)`: the package
+  imports; the exporter's base is the v1 API's Exporter (estimator_lite.compat.v1).
+"""
+
+import importlib.util
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TF215_PYTHON = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
+TIMEOUT_SECS = 300
+RESULT_PREFIX = "RESULT "
+
+
+def _requires(*packages):
+    missing = [p for p in packages if importlib.util.find_spec(p) is None]
+    return pytest.mark.skipif(
+        bool(missing), reason=f"{', '.join(missing)} not installed (.ci/run pins it)")
+
+
+def _result(completed):
+    lines = [line for line in completed.stdout.splitlines()
+             if line.startswith(RESULT_PREFIX)]
+    assert completed.returncode == 0 and lines, (
+        f"exit {completed.returncode}\n" + "\n".join(completed.stderr.splitlines()[-30:]))
+    return json.loads(lines[-1][len(RESULT_PREFIX):])
+
+
+def _run(command, env_path, cwd):
+    env = dict(os.environ, PYTHONPATH=env_path, PYTHONUNBUFFERED="1")
+    env.pop("TF_CONFIG", None)
+    env.pop("TF_USE_LEGACY_KERAS", None)
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=TIMEOUT_SECS, check=False)
+
+
+def _run_unchanged(program, tmp_path, *args):
+    """`python -m estimator_lite.run tests/third_party/<program> ARGS`."""
+    return _result(_run([sys.executable, "-m", "estimator_lite.run",
+                         os.path.join(HERE, program), *map(str, args)], ROOT, tmp_path))
+
+
+@_requires("optuna", "optuna_integration")
+def test_optuna_pruning_hook_reports_and_prunes_estimator_trials(tmp_path):
+    from estimator_lite import read_eval_metrics  # noqa: PLC0415
+
+    result = _run_unchanged("optuna_pruning.py", tmp_path, tmp_path / "optuna")
+    # Its base resolved through tf.estimator.SessionRunHook: TF's own class.
+    assert "tensorflow.python.training.session_run_hook" in result["hook_base"]
+    kept, pruned = result["kept"], result["pruned"]
+    assert kept["state"] == "COMPLETE"
+    evaluations = read_eval_metrics(kept["eval_dir"])
+    assert sorted(evaluations) == [10, 20, 30]
+    # The hook reported each evaluation it saw during training (the one at 30
+    # comes after the last step), read through the aliased private path.
+    assert kept["intermediate"] == {
+        str(step): pytest.approx(evaluations[step]["loss"], rel=1e-6) for step in (10, 20)}
+    assert kept["value"] == pytest.approx(evaluations[30]["loss"], rel=1e-6)
+    assert pruned["state"] == "PRUNED"
+    assert list(pruned["intermediate"]) == ["10"]
+    assert pruned["intermediate"]["10"] == pytest.approx(kept["intermediate"]["10"],
+                                                         rel=1e-6)
+
+
+def _ranking_on_oracle(tmp_path):
+    """The same program on tf.estimator 2.15, with this tensorflow_ranking's sources."""
+    source = os.path.dirname(importlib.util.find_spec("tensorflow_ranking").origin)
+    packages = tmp_path / "oracle_packages"
+    shutil.copytree(source, packages / "tensorflow_ranking",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return _result(_run([TF215_PYTHON, os.path.join(HERE, "ranking_estimator.py"),
+                         str(tmp_path / "oracle_model")], str(packages), tmp_path))
+
+
+@_requires("tensorflow_ranking")
+def test_tensorflow_ranking_estimator_trains_evaluates_predicts_and_exports(tmp_path):
+    lite = _run_unchanged("ranking_estimator.py", tmp_path, tmp_path / "lite_model")
+    assert lite["metrics"]["global_step"] == 40
+    assert lite["metrics"]["ndcg@2"] > 0.9 and lite["metrics"]["mrr"] > 0.9
+    assert "predict" in lite["signatures"]
+    assert len(lite["w"]) == 3 and lite["w"][0] > 0 > lite["w"][1]
+    if not TF215_PYTHON:
+        return
+    oracle = _ranking_on_oracle(tmp_path)
+    assert sorted(lite["metrics"]) == sorted(oracle["metrics"])
+    for key, value in oracle["metrics"].items():
+        assert math.isclose(lite["metrics"][key], value, rel_tol=1e-5, abs_tol=1e-6), key
+    assert sum(lite["scores"], []) == pytest.approx(sum(oracle["scores"], []), rel=1e-5)
+    assert lite["w"] == pytest.approx(oracle["w"], rel=1e-5)
+    assert "predict" in oracle["signatures"]
+
+
+@_requires("tensorflow_hub")
+def test_tensorflow_hub_imports_its_estimator_exporter(tmp_path):
+    result = _run_unchanged("hub_exporter.py", tmp_path)
+    assert result["hub_version"] == "0.15.0"
+    assert result["exporter_module"] == "tensorflow_hub.estimator"
+    if importlib.util.find_spec("estimator_lite.compat") and importlib.util.find_spec(
+            "estimator_lite.compat.v1"):
+        assert result["subclasses_v1_exporter"] is True
+    else:  # the v1 API is not in this tree: using the exporter says so
+        assert result["base"] == "NotProvidedByEstimatorLite"
+        assert result["error"].startswith(
+            "estimator_lite does not provide Exporter (from module "
+            "tensorflow.compat.v1.estimator)")
