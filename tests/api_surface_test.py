@@ -41,6 +41,24 @@ EXPERIMENTAL = [
     "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
     "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
 ]
+# Exactly tf.compat.v1.estimator's names, less README's "Deliberately absent from
+# compat.v1" table.
+COMPAT_V1 = sorted(set(TOP_LEVEL) & {
+    "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "BestExporter",
+    "BinaryClassHead", "CheckpointSaverHook", "CheckpointSaverListener", "DNNClassifier",
+    "DNNEstimator", "DNNLinearCombinedClassifier", "DNNLinearCombinedEstimator",
+    "DNNLinearCombinedRegressor", "DNNRegressor", "Estimator", "EstimatorSpec",
+    "EvalSpec", "Exporter", "FeedFnHook", "FinalExporter", "FinalOpsHook",
+    "GlobalStepWaiterHook", "Head", "LatestExporter", "LinearClassifier",
+    "LinearEstimator", "LinearRegressor", "LoggingTensorHook", "LogisticRegressionHead",
+    "ModeKeys", "MultiClassHead", "MultiHead", "MultiLabelHead",
+    "NanLossDuringTrainingError", "NanTensorHook", "PoissonRegressionHead",
+    "ProfilerHook", "RegressionHead", "RunConfig", "SecondOrStepTimer", "SessionRunArgs",
+    "SessionRunContext", "SessionRunHook", "SessionRunValues", "StepCounterHook",
+    "StopAtStepHook", "SummarySaverHook", "TrainSpec", "VocabInfo", "WarmStartSettings",
+    "add_metrics", "classifier_parse_example_spec", "experimental", "export", "inputs",
+    "regressor_parse_example_spec", "train_and_evaluate"})
+COMPAT_V1_EXPERIMENTAL = EXPERIMENTAL + ["dnn_logit_fn_builder", "linear_logit_fn_builder"]
 # Module paths users import (tf.estimator's own module names).
 PUBLIC_MODULES = [
     "estimator_lite.estimator", "estimator_lite.model_fn", "estimator_lite.run_config",
@@ -48,12 +66,16 @@ PUBLIC_MODULES = [
     "estimator_lite.early_stopping", "estimator_lite.experimental",
     "estimator_lite.launch", "estimator_lite.inputs", "estimator_lite.hooks",
     "estimator_lite.extenders", "estimator_lite.head", "estimator_lite.canned",
+    "estimator_lite.compat", "estimator_lite.compat.v1",
+    "estimator_lite.compat.v1.experimental",
 ]
 
 
 @pytest.mark.parametrize("module,expected", [
     ("estimator_lite", TOP_LEVEL), ("estimator_lite.export", EXPORT),
-    ("estimator_lite.experimental", EXPERIMENTAL)])
+    ("estimator_lite.experimental", EXPERIMENTAL),
+    ("estimator_lite.compat", ["v1"]), ("estimator_lite.compat.v1", COMPAT_V1),
+    ("estimator_lite.compat.v1.experimental", COMPAT_V1_EXPERIMENTAL)])
 def test_all_is_pinned_and_resolves(module, expected):
     mod = importlib.import_module(module)
     assert sorted(mod.__all__) == sorted(expected)
