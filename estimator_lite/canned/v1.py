@@ -229,6 +229,19 @@ def linear_logit_fn_builder(units, feature_columns, sparse_combiner="sum"):
     return logit_fn
 
 
+def _v1_linear_logits(features, columns, units, sparse_combiner):
+    """The linear logits, their tensor named as v1's (the name serving clients see).
+
+    v1's Keras-based linear model nests three ``linear_model`` name scopes; the
+    output tensor of an export signature is
+    ``linear/linear_model/linear_model/linear_model/weighted_sum``.
+    """
+    logits = feature_layers.linear_logits(features, columns, units, sparse_combiner)
+    scope = tf.get_default_graph().get_name_scope()
+    with tf.name_scope(f"{scope}/linear_model/linear_model/linear_model/"):
+        return tf.identity(logits, name="weighted_sum")
+
+
 class _LinearEstimator(Estimator):
     """Checks v1's linear arguments and builds its model_fn around a head."""
 
@@ -242,8 +255,8 @@ class _LinearEstimator(Estimator):
         def model_fn(features, labels, mode, config):
             with tf.variable_scope("linear",
                                    partitioner=_input_partitioner(partitioner, config)):
-                logits = feature_layers.linear_logits(
-                    features, columns, head.logits_dimension, sparse_combiner)
+                logits = _v1_linear_logits(features, columns, head.logits_dimension,
+                                           sparse_combiner)
                 optimizer = optimizer_fn() if mode == ModeKeys.TRAIN else None
                 return head.create_estimator_spec(
                     features=features, mode=mode, logits=logits, labels=labels,
@@ -370,7 +383,7 @@ class _CombinedEstimator(Estimator):
             if linear_part is not None:
                 columns, optimizer_fn, sparse_combiner = linear_part
                 with tf.variable_scope("linear", partitioner=input_partitioner):
-                    logits.append(feature_layers.linear_logits(
+                    logits.append(_v1_linear_logits(
                         features, columns, head.logits_dimension, sparse_combiner))
                 parts.append(("linear", optimizer_fn))
             op_fn = None

@@ -210,13 +210,47 @@ CANNED_PROGRAMS = (
 # TF1 programs: the v1 canned estimators, tf.compat.v1.estimator on the oracle.
 TF1_PROGRAMS = (
     Program(
-        "wide_deep_v1", global_step=300, minimums={"accuracy": 0.75},
+        # v1's small default learning rates (Ftrl ~0.005, Adagrad 0.001) leave the
+        # model barely past the label prior after 300 steps: the point is that both
+        # libraries train it the same way.
+        "wide_deep_v1", global_step=300,
+        minimums={"accuracy": 0.6, "auc": 0.65}, maximums={"average_loss": 0.66},
         oracle_import=TF_ESTIMATOR_V1_IMPORT, swap_line=V1_SWAP_LINE,
-        signatures="RECORD"),
+        signatures={
+            "classification": {
+                "inputs": {"inputs": "input_example_tensor:0"},
+                "outputs": {"classes": "head/Tile:0",
+                            "scores": "head/predictions/probabilities:0"}},
+            "serving_default": {
+                "inputs": {"inputs": "input_example_tensor:0"},
+                "outputs": {"classes": "head/Tile:0",
+                            "scores": "head/predictions/probabilities:0"}},
+            "regression": {
+                "inputs": {"inputs": "input_example_tensor:0"},
+                "outputs": {"outputs": "head/predictions/logistic:0"}},
+            "predict": {
+                "inputs": {"examples": "input_example_tensor:0"},
+                "outputs": {"all_class_ids": "head/predictions/Tile:0",
+                            "all_classes": "head/predictions/Tile_1:0",
+                            "class_ids": "head/predictions/ExpandDims:0",
+                            "classes": "head/predictions/str_classes:0",
+                            "logistic": "head/predictions/logistic:0",
+                            "logits": "add:0",
+                            "probabilities": "head/predictions/probabilities:0"}}},
+        tolerance=Tolerance(why=(
+            "estimator_lite's v1 DNNLinearCombinedClassifier builds the same ops in "
+            "the same order as tf.compat.v1.estimator's, so the graph-seeded initial "
+            "weights are the same and the runs agree to float rounding"))),
     Program(
-        "linear_regressor_ftrl_v1", global_step=200, maximums={"average_loss": 0.05},
+        "linear_regressor_ftrl_v1", global_step=200, maximums={"average_loss": 0.25},
         oracle_import=TF_ESTIMATOR_V1_IMPORT, swap_line=V1_SWAP_LINE,
-        signatures="RECORD"),
+        signatures={key: {"inputs": {name: "input_example_tensor:0"},
+                          "outputs": {output: "linear/linear_model/linear_model/"
+                                              "linear_model/weighted_sum:0"}}
+                    for key, name, output in (
+                        ("predict", "examples", "predictions"),
+                        ("regression", "inputs", "outputs"),
+                        ("serving_default", "inputs", "outputs"))}),
 )
 
 
