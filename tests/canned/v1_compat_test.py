@@ -20,7 +20,6 @@ and continues copies of both to MORE_STEPS. Then, for each kind:
 
 import json
 import os
-import shutil
 import subprocess
 
 import numpy as np
@@ -102,4 +101,3 @@ def test_v1_model_dirs_keep_training_both_ways(tmp_path):
                                    driver.model_dir(work, kind, f"{source}_by_tf"), kind)
         assert tf.train.load_variable(driver.model_dir(work, kind, "tf_by_lite"),
                                       "global_step") == MORE_STEPS
-    shutil.rmtree(work, ignore_errors=True)

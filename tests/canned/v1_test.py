@@ -64,3 +64,27 @@ def test_a_model_dir_of_the_other_flavor_is_a_clear_error(tmp_path, writer, read
     assert expected in message and str(tmp_path) in message
     assert "lacks" in message and "Adagrad" in message
     assert _dir_files(str(tmp_path)) == before  # nothing written
+
+
+def test_logit_fn_builders_build_v1_variables_in_the_callers_scope():
+    from estimator_lite.compat.v1 import experimental
+
+    columns = _columns()
+    with tf.Graph().as_default():
+        features = {"x": tf.compat.v1.placeholder(tf.float32, [None, 2])}
+        partitioner = tf.compat.v1.min_max_variable_partitioner(max_partitions=1)
+        with tf.compat.v1.variable_scope("dnn", partitioner=partitioner):
+            dnn_logits = experimental.dnn_logit_fn_builder(
+                units=3, hidden_units=[4], feature_columns=columns,
+                activation_fn=tf.nn.relu, dropout=None, input_layer_partitioner=None,
+                batch_norm=True)(features=features, mode="train")
+        with tf.compat.v1.variable_scope("linear"):
+            linear_logits = experimental.linear_logit_fn_builder(
+                units=3, feature_columns=columns)(features=features)
+        names = sorted(v.op.name for v in tf.compat.v1.global_variables())
+        updates = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)
+    assert dnn_logits.shape.as_list() == linear_logits.shape.as_list() == [None, 3]
+    assert "dnn/hiddenlayer_0/kernel/part_0" in names
+    assert "dnn/hiddenlayer_0/batchnorm_0/moving_mean" in names  # never partitioned
+    assert "linear/linear_model/x/weights" in names
+    assert len(updates) == 2  # the moving mean and variance
