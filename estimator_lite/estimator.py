@@ -353,7 +353,7 @@ class Estimator:
             all_hooks += list(spec.training_chief_hooks)
         checkpoint = CheckpointPolicy(
             self._model_dir, config.save_checkpoints_steps, config.save_checkpoints_secs,
-            listeners, config.checkpoint_save_graph_def)
+            listeners, config.checkpoint_save_graph_def, type(self).__name__)
         return TrainSession(
             global_step=global_step, train_op=spec.train_op, loss=spec.loss,
             scaffold=scaffold, hooks=all_hooks, master=config.master,

@@ -49,6 +49,24 @@ CANNED_OPTIMIZERS = [
     "Adagrad", "Adam", "Ftrl", "GraphOptimizer", "OPTIMIZER_NAMES", "RMSprop", "SGD",
     "graph_optimizer", "optimizer_factory",
 ]
+# Exactly tf.compat.v1.estimator's names, less README's "Deliberately absent from
+# compat.v1" table.
+COMPAT_V1 = sorted(set(TOP_LEVEL) & {
+    "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "BestExporter",
+    "BinaryClassHead", "CheckpointSaverHook", "CheckpointSaverListener", "DNNClassifier",
+    "DNNEstimator", "DNNLinearCombinedClassifier", "DNNLinearCombinedEstimator",
+    "DNNLinearCombinedRegressor", "DNNRegressor", "Estimator", "EstimatorSpec",
+    "EvalSpec", "Exporter", "FeedFnHook", "FinalExporter", "FinalOpsHook",
+    "GlobalStepWaiterHook", "Head", "LatestExporter", "LinearClassifier",
+    "LinearEstimator", "LinearRegressor", "LoggingTensorHook", "LogisticRegressionHead",
+    "ModeKeys", "MultiClassHead", "MultiHead", "MultiLabelHead",
+    "NanLossDuringTrainingError", "NanTensorHook", "PoissonRegressionHead",
+    "ProfilerHook", "RegressionHead", "RunConfig", "SecondOrStepTimer", "SessionRunArgs",
+    "SessionRunContext", "SessionRunHook", "SessionRunValues", "StepCounterHook",
+    "StopAtStepHook", "SummarySaverHook", "TrainSpec", "VocabInfo", "WarmStartSettings",
+    "add_metrics", "classifier_parse_example_spec", "experimental", "export", "inputs",
+    "regressor_parse_example_spec", "train_and_evaluate"}) + ["tpu"]
+COMPAT_V1_EXPERIMENTAL = EXPERIMENTAL + ["dnn_logit_fn_builder", "linear_logit_fn_builder"]
 # Module paths users import (tf.estimator's own module names).
 PUBLIC_MODULES = [
     "estimator_lite.estimator", "estimator_lite.model_fn", "estimator_lite.run_config",
@@ -58,13 +76,17 @@ PUBLIC_MODULES = [
     "estimator_lite.extenders", "estimator_lite.head", "estimator_lite.canned",
     "estimator_lite.tpu", "estimator_lite.keras_estimator",
     "estimator_lite.install", "estimator_lite.run",
+    "estimator_lite.compat", "estimator_lite.compat.v1",
+    "estimator_lite.compat.v1.experimental",
 ]
 
 
 @pytest.mark.parametrize("module,expected", [
     ("estimator_lite", TOP_LEVEL), ("estimator_lite.export", EXPORT),
     ("estimator_lite.experimental", EXPERIMENTAL),
-    ("estimator_lite.canned.optimizers", CANNED_OPTIMIZERS)])
+    ("estimator_lite.canned.optimizers", CANNED_OPTIMIZERS),
+    ("estimator_lite.compat", ["v1"]), ("estimator_lite.compat.v1", COMPAT_V1),
+    ("estimator_lite.compat.v1.experimental", COMPAT_V1_EXPERIMENTAL)])
 def test_all_is_pinned_and_resolves(module, expected):
     mod = importlib.import_module(module)
     assert sorted(mod.__all__) == sorted(expected)

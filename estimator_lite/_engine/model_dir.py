@@ -147,29 +147,83 @@ def checkpoint_is_readable(checkpoint_path):
     return True
 
 
-def check_checkpoint_matches(checkpoint_path, variables, model_dir):
+# Optimizer slot names in checkpoints. TF2's canned estimators (Keras-style
+# optimizers) keep theirs under ``training/<Optimizer>/``; TF 1.x's canned
+# estimators (tf.compat.v1.train optimizers) put them beside the variable
+# (``<var>/Adagrad``, ``<var>/t_0/Adagrad``, ``<var>/part_0/Ftrl_1``, ``.../beta1_power``).
+_KERAS_SLOT_RE = re.compile(r"^training/\w+/")
+_V1_SLOT_RE = re.compile(r"/(Adagrad|Adam|Adam_1|Ftrl|Ftrl_1|RMSProp|RMSProp_1|Momentum|"
+                         r"beta1_power(_\d+)?|beta2_power(_\d+)?)$")
+_MISSING_SHOWN = 5
+
+
+def _checkpoint_name_and_shape(variable):
+    """The name and full shape a variable is saved under (a partition: its whole)."""
+    info = getattr(variable, "_save_slice_info", None)
+    if info is not None:
+        return info.full_name, list(info.full_shape)
+    return variable.op.name, variable.shape.as_list()
+
+
+def _flavor_hint(missing, saved, estimator_name):
+    """Which flavor of the canned estimators wrote the checkpoint, if its names show it.
+
+    Args:
+      missing: names the graph needs and the checkpoint lacks.
+      saved: the checkpoint's names.
+      estimator_name: the class name of the estimator opening it, or None.
+
+    Returns:
+      A sentence (starting with a space) or ''.
+    """
+    canned = estimator_name not in (None, "Estimator")
+    name = estimator_name if canned else "<canned class>"
+    v1_saved = any(_V1_SLOT_RE.search(n) for n in saved)
+    keras_saved = any(_KERAS_SLOT_RE.match(n) for n in saved)
+    if v1_saved and any(_KERAS_SLOT_RE.match(n) for n in missing):
+        return (" Its optimizer slots (e.g. '<variable>/Adagrad', '<variable>/t_0/"
+                "Adagrad') are those of TF 1.x's tf.estimator / tf.compat.v1.estimator "
+                "canned estimators: open it with the v1 flavor, "
+                f"estimator_lite.compat.v1.{name}.")
+    if keras_saved and any(_V1_SLOT_RE.search(n) for n in missing):
+        return (" Its optimizer slots ('training/<Optimizer>/...') are those of TF 2.x's "
+                "tf.estimator canned estimators: open it with the TF2 flavor, "
+                f"estimator_lite.{name}.")
+    return ""
+
+
+def check_checkpoint_matches(checkpoint_path, variables, model_dir, require_all=True,
+                             estimator_name=None):
     """Checks that a checkpoint holds these variables with the same shapes and dtypes.
 
-    Run before restoring, so that a different model pointed at an existing
-    model_dir fails before anything is written there.
+    Run before restoring, so that a different model (or a model_dir written by the
+    other flavor of the canned estimators) pointed at an existing model_dir fails
+    before anything is written there, instead of a raw NotFoundError mid-restore.
 
     Args:
       checkpoint_path: the checkpoint about to be restored.
-      variables: the graph's global variables.
+      variables: the graph's variables the Saver restores.
       model_dir: for the message.
+      require_all: whether every variable must be in the checkpoint (False when a
+        user's own Saver decides what is restored).
+      estimator_name: the estimator's class name, for the hint in the message.
 
     Raises:
-      ValueError: a variable in both has another shape or dtype in the checkpoint;
-        names the variable, both shapes (or dtypes) and the model_dir.
+      ValueError: a variable is missing from the checkpoint (names the model_dir, a
+        few missing names and, when the names show it, which class to use), or a
+        variable in both has another shape or dtype (names the variable, both
+        shapes or dtypes and the model_dir).
     """
     reader = tf.train.NewCheckpointReader(checkpoint_path)
     shapes = reader.get_variable_to_shape_map()
     dtypes = reader.get_variable_to_dtype_map()
+    missing = []
     for variable in variables:
-        name = variable.op.name
+        name, graph_shape = _checkpoint_name_and_shape(variable)
         if name not in shapes:
+            if name not in missing:
+                missing.append(name)
             continue
-        graph_shape = variable.shape.as_list()
         if list(shapes[name]) != graph_shape:
             raise ValueError(
                 f"variable {name!r} has shape {graph_shape} in the model but "
@@ -182,6 +236,15 @@ def check_checkpoint_matches(checkpoint_path, variables, model_dir):
                 f"variable {name!r} has dtype {graph_dtype.name} in the model but "
                 f"{dtypes[name].name} in checkpoint {checkpoint_path!r}: model_dir "
                 f"{model_dir!r} holds a different model")
+    if missing and require_all:
+        shown = ", ".join(repr(n) for n in sorted(missing)[:_MISSING_SHOWN])
+        more = (f" and {len(missing) - _MISSING_SHOWN} more"
+                if len(missing) > _MISSING_SHOWN else "")
+        raise ValueError(
+            f"model_dir {model_dir!r} holds a different model: checkpoint "
+            f"{checkpoint_path!r} lacks {len(missing)} variable(s) this model needs: "
+            f"{shown}{more}.{_flavor_hint(missing, shapes, estimator_name)} Otherwise "
+            "use another model_dir (or estimator_lite.fresh_start to clear it).")
 
 
 def checkpoint_step(checkpoint_path):

@@ -62,11 +62,14 @@ class CheckpointPolicy:
       save_secs: save every this many seconds, or None.
       listeners: CheckpointSaverListeners called around each save.
       save_graph_def: whether each save also writes the MetaGraphDef.
+      estimator_name: the estimator's class name, for the hint of a checkpoint
+        that does not fit the graph.
     """
 
     def __init__(self, checkpoint_dir, save_steps=None, save_secs=None, listeners=(),
-                 save_graph_def=True):
+                 save_graph_def=True, estimator_name=None):
         self.checkpoint_dir = checkpoint_dir
+        self.estimator_name = estimator_name
         self.save_steps = save_steps
         self.save_secs = save_secs
         self.listeners = tuple(listeners)
@@ -207,7 +210,14 @@ class TrainSession:
         ckpt_dir = self._checkpoint.checkpoint_dir if self._checkpoint else None
         latest = model_dir.latest_checkpoint(ckpt_dir) if ckpt_dir else None
         if latest:
-            model_dir.check_checkpoint_matches(latest, tf.global_variables(), ckpt_dir)
+            # The variables the Estimator's Saver restores; a model_fn's own Saver
+            # decides for itself, so then only shapes and dtypes are checked.
+            skipped = {id(v) for v in tf.get_collection(NOT_CHECKPOINTED)}
+            estimator_saver = self._scaffold.saver in tf.get_collection(tf.GraphKeys.SAVERS)
+            model_dir.check_checkpoint_matches(
+                latest, [v for v in tf.global_variables() if id(v) not in skipped],
+                ckpt_dir, require_all=estimator_saver,
+                estimator_name=self._checkpoint.estimator_name)
         if ckpt_dir:
             tf.io.gfile.makedirs(ckpt_dir)  # the Saver does not create it
             _remove_checkpoint_temps(ckpt_dir)

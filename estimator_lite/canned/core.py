@@ -45,8 +45,12 @@ def check_head(head):
     return head
 
 
-def classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction):
+def classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction,
+                    binary_head_class=head_lib.BinaryClassHead):
     """BinaryClassHead for 2 classes, MultiClassHead for more (as tf.estimator).
+
+    `binary_head_class` is the 2-class head's class (the v1 canned estimators give
+    a subclass with TF 1.x's metrics).
 
     Raises:
       TypeError: n_classes is not an int.
@@ -58,9 +62,9 @@ def classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction):
     if n_classes < 2:
         raise ValueError(f"n_classes must be > 1, got {n_classes!r}")
     if n_classes == 2:
-        return head_lib.BinaryClassHead(weight_column=weight_column,
-                                        label_vocabulary=label_vocabulary,
-                                        loss_reduction=loss_reduction)
+        return binary_head_class(weight_column=weight_column,
+                                 label_vocabulary=label_vocabulary,
+                                 loss_reduction=loss_reduction)
     return head_lib.MultiClassHead(int(n_classes), weight_column=weight_column,
                                    label_vocabulary=label_vocabulary,
                                    loss_reduction=loss_reduction)

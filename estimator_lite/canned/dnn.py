@@ -15,7 +15,8 @@ from estimator_lite.canned import core, feature_layers, optimizers
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 
-__all__ = ["DNNClassifier", "DNNRegressor", "check_hidden_units", "dnn_logits"]
+__all__ = ["DNNClassifier", "DNNRegressor", "check_hidden_units", "dnn_logits",
+           "dnn_network"]
 
 _BATCH_NORM_MOMENTUM = 0.999
 _BATCH_NORM_EPSILON = 1e-3
@@ -55,18 +56,34 @@ def _dense(inputs, units, activation_fn=None):
     return activation_fn(outputs) if activation_fn is not None else outputs
 
 
+def _unpartitioned_variable(name, size, initializer):
+    """A non-trainable variable never split by the scope's partitioner.
+
+    Batch normalization's moving statistics are updated with assign ops, so (as in
+    tf.estimator's v1 DNN, whose scopes carry a partitioner) they stay whole.
+    """
+    scope = tf.get_variable_scope()
+    partitioner = scope.partitioner
+    scope.set_partitioner(None)
+    try:
+        return tf.get_variable(name, size, initializer=initializer, trainable=False,
+                               use_resource=True)
+    finally:
+        scope.set_partitioner(partitioner)
+
+
 def _batch_norm(inputs, training, update_ops):
     """Batch normalization over dimension 0; moving averages updated in training."""
     size = [int(inputs.shape[-1])]
 
-    def variable(name, initializer, trainable=True):
-        return tf.get_variable(name, size, initializer=initializer, trainable=trainable,
-                               use_resource=True)
+    def variable(name, initializer):
+        return tf.get_variable(name, size, initializer=initializer, use_resource=True)
 
     gamma = variable("gamma", tf.ones_initializer())
     beta = variable("beta", tf.zeros_initializer())
-    moving_mean = variable("moving_mean", tf.zeros_initializer(), trainable=False)
-    moving_variance = variable("moving_variance", tf.ones_initializer(), trainable=False)
+    moving_mean = _unpartitioned_variable("moving_mean", size, tf.zeros_initializer())
+    moving_variance = _unpartitioned_variable("moving_variance", size,
+                                              tf.ones_initializer())
     if not training:
         return tf.nn.batch_normalization(inputs, moving_mean, moving_variance, beta,
                                          gamma, _BATCH_NORM_EPSILON)
@@ -83,9 +100,10 @@ def _add_layer_summaries(values, scope_name):
     tf.summary.histogram(f"{scope_name}/activation", values)
 
 
-def dnn_logits(features, feature_columns, hidden_units, units, mode,
-               activation_fn=tf.nn.relu, dropout=None, batch_norm=False):
-    """Builds the network under variable scope ``dnn``.
+def dnn_network(features, feature_columns, hidden_units, units, mode,
+                activation_fn=tf.nn.relu, dropout=None, batch_norm=False,
+                input_layer_partitioner=None):
+    """Builds the network in the current variable scope (``dnn`` for canned models).
 
     Args:
       features: dict of feature tensors.
@@ -96,27 +114,40 @@ def dnn_logits(features, feature_columns, hidden_units, units, mode,
       activation_fn: activation of the hidden layers.
       dropout: None or the probability of dropping a hidden unit.
       batch_norm: whether to batch-normalize each hidden layer.
+      input_layer_partitioner: None or a variable partitioner for the input layer
+        (the v1 canned estimators' argument).
 
     Returns:
       (logits [batch, units], update_ops list).
     """
     training = mode == ModeKeys.TRAIN
     update_ops = []
-    with tf.variable_scope("dnn"):
-        net = feature_layers.dense_input(features, feature_columns)
-        for index, size in enumerate(hidden_units):
-            with tf.variable_scope(f"hiddenlayer_{index}") as scope:
-                net = _dense(net, size, activation_fn)
-                if dropout and training:
-                    net = tf.nn.dropout(net, rate=dropout)
-                if batch_norm:
-                    with tf.variable_scope(f"batchnorm_{index}"):
-                        net = _batch_norm(net, training, update_ops)
-            _add_layer_summaries(net, scope.name)
-        with tf.variable_scope("logits") as scope:
-            logits = _dense(net, units)
-        _add_layer_summaries(logits, scope.name)
+    net = feature_layers.dense_input(features, feature_columns, input_layer_partitioner)
+    for index, size in enumerate(hidden_units):
+        with tf.variable_scope(f"hiddenlayer_{index}") as scope:
+            net = _dense(net, size, activation_fn)
+            if dropout and training:
+                net = tf.nn.dropout(net, rate=dropout)
+            if batch_norm:
+                with tf.variable_scope(f"batchnorm_{index}"):
+                    net = _batch_norm(net, training, update_ops)
+        _add_layer_summaries(net, scope.name)
+    with tf.variable_scope("logits") as scope:
+        logits = _dense(net, units)
+    _add_layer_summaries(logits, scope.name)
     return logits, update_ops
+
+
+def dnn_logits(features, feature_columns, hidden_units, units, mode,
+               activation_fn=tf.nn.relu, dropout=None, batch_norm=False):
+    """Builds the network under variable scope ``dnn`` (arguments of `dnn_network`).
+
+    Returns:
+      (logits [batch, units], update_ops list).
+    """
+    with tf.variable_scope("dnn"):
+        return dnn_network(features, feature_columns, hidden_units, units, mode,
+                           activation_fn, dropout, batch_norm)
 
 
 def dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns,

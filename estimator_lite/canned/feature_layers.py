@@ -78,13 +78,14 @@ def check_feature_columns(feature_columns, argument="feature_columns", allow_emp
     return items
 
 
-def dense_input(features, feature_columns):
+def dense_input(features, feature_columns, partitioner=None):
     """The DNN input: the columns' dense values concatenated in name order.
 
     Call inside the ``dnn`` variable scope; variables (embeddings) are created as
-    ``input_from_feature_columns/input_layer/<column>/...``.
+    ``input_from_feature_columns/input_layer/<column>/...``, split by `partitioner`
+    when one is given (v1 canned estimators).
     """
-    with tf.variable_scope("input_from_feature_columns"):
+    with tf.variable_scope("input_from_feature_columns", partitioner=partitioner):
         return tf.feature_column.input_layer(features, list(feature_columns))
 
 

@@ -45,6 +45,10 @@ class BinaryClassHead(Head):
     logits, logistic, probabilities, class_ids, classes, all_class_ids, all_classes.
     """
 
+    # How auc and auc_precision_recall sum their areas (metrics.SUMMATION_METHODS);
+    # the v1 canned estimators use a subclass with TF 1.x's 'trapezoidal'.
+    _AUC_SUMMATION = "careful_interpolation"
+
     def __init__(self, weight_column=None, thresholds=None, label_vocabulary=None,
                  loss_reduction=reduction.SUM_OVER_BATCH_SIZE, loss_fn=None, name=None):
         """Checks and stores the arguments.
@@ -129,9 +133,9 @@ class BinaryClassHead(Head):
             (MetricKeys.LABEL_MEAN, lambda c: weighted_mean(c.labels, c.weights)),
             (MetricKeys.ACCURACY_BASELINE, accuracy_baseline),
             (MetricKeys.AUC, lambda c: auc(c.labels, logistic(c), broadcast_weights(
-                c.weights, c.labels))),
+                c.weights, c.labels), summation_method=self._AUC_SUMMATION)),
             (MetricKeys.AUC_PR, lambda c: auc(c.labels, logistic(c), broadcast_weights(
-                c.weights, c.labels), curve="PR")),
+                c.weights, c.labels), curve="PR", summation_method=self._AUC_SUMMATION)),
         ]
         return builders + threshold_metric_builders(self._thresholds, logistic)
 

@@ -122,9 +122,13 @@ def _pr_auc(tp, fp, fn):
 
 
 def _metric_variable(name, size):
-    """A zero-initialised local float variable, reset by local_variables_initializer."""
-    return tf.get_variable(
-        name, [size], tf.float32, initializer=tf.zeros_initializer(), trainable=False,
+    """A zero-initialised local float variable, reset by local_variables_initializer.
+
+    Not `get_variable`: a variable scope's partitioner (the v1 canned models build
+    their heads inside one) must not split a metric's counters.
+    """
+    return tf.Variable(
+        lambda: tf.zeros([size], tf.float32), name=name, trainable=False,
         collections=[tf.GraphKeys.LOCAL_VARIABLES, tf.GraphKeys.METRIC_VARIABLES])
 
 
@@ -162,7 +166,27 @@ def confusion_counts(labels, predictions, weights, thresholds):
     return counts, update
 
 
-def auc(labels, predictions, weights=None, curve="ROC", num_thresholds=AUC_NUM_THRESHOLDS):
+def _trapezoidal_auc(tp, fp, tn, fn, curve):
+    """The trapezoidal rule over both curves, as tf.compat.v1.metrics.auc's default.
+
+    TF 1.x's heads report this `auc_precision_recall` (it overestimates the PR area
+    where precision jumps); the small epsilon terms are v1's, kept so the numbers
+    agree with v1 model_dirs' eval results.
+    """
+    epsilon = 1e-6
+    recall = (tp + epsilon) / (tp + fn + epsilon)
+    if curve == "ROC":
+        x, y = fp / (fp + tn + epsilon), recall
+    else:
+        x, y = recall, (tp + epsilon) / (tp + fp + epsilon)
+    return tf.reduce_sum((x[:-1] - x[1:]) * (y[:-1] + y[1:]) / 2.0)
+
+
+SUMMATION_METHODS = ("careful_interpolation", "trapezoidal")
+
+
+def auc(labels, predictions, weights=None, curve="ROC", num_thresholds=AUC_NUM_THRESHOLDS,
+        summation_method="careful_interpolation"):
     """Streaming AUC of `predictions` in [0, 1] against 0/1 `labels`.
 
     Args:
@@ -171,16 +195,23 @@ def auc(labels, predictions, weights=None, curve="ROC", num_thresholds=AUC_NUM_T
       weights: None or a Tensor broadcastable to `predictions`.
       curve: 'ROC' or 'PR'.
       num_thresholds: number of thresholds of the confusion counts.
+      summation_method: 'careful_interpolation' (TF2 heads: trapezoids for ROC, the
+        interpolated PR area) or 'trapezoidal' (TF1 heads: trapezoids for both).
 
     Returns:
       A (value, update_op) pair.
 
     Raises:
-      ValueError: `curve` is not 'ROC' or 'PR'.
+      ValueError: `curve` is not 'ROC' or 'PR', or an unknown summation_method.
     """
     if curve not in ("ROC", "PR"):
         raise ValueError(f"curve must be 'ROC' or 'PR', got {curve!r}")
+    if summation_method not in SUMMATION_METHODS:
+        raise ValueError(f"summation_method must be one of {SUMMATION_METHODS}, got "
+                         f"{summation_method!r}")
     (tp, fp, tn, fn), update = confusion_counts(labels, predictions, weights,
                                                 _thresholds(num_thresholds))
+    if summation_method == "trapezoidal":
+        return _trapezoidal_auc(tp, fp, tn, fn, curve), update
     value = _roc_auc(tp, fp, tn, fn) if curve == "ROC" else _pr_auc(tp, fp, fn)
     return value, update

@@ -88,3 +88,52 @@ def test_checkpoint_paths_with_a_relative_model_dir(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _save_checkpoints("rel", [3])
     assert model_dir.checkpoint_paths("rel") == [os.path.join("rel", "model.ckpt-3")]
+
+
+def _write_checkpoint(directory, names):
+    """A checkpoint holding one [2] float variable per name; returns its path."""
+    with tf.Graph().as_default():
+        variables = [tf.get_variable(n, [2], initializer=tf.zeros_initializer())
+                     for n in names]
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            return tf.train.Saver(variables).save(session, os.path.join(directory, "ck"))
+
+
+def _check(path, names, **kwargs):
+    with tf.Graph().as_default():
+        variables = [tf.get_variable(n, [2]) for n in names]
+        model_dir.check_checkpoint_matches(path, variables, "/the/model_dir", **kwargs)
+
+
+MISSING = "lacks 2 variable(s) this model needs: 'b', 'c'"
+
+
+def test_missing_variables_are_a_value_error_naming_them(tmp_path):
+    path = _write_checkpoint(str(tmp_path), ["a"])
+    with pytest.raises(ValueError, match="model_dir '/the/model_dir'") as info:
+        _check(path, ["a", "b", "c"])
+    assert MISSING in str(info.value)
+    assert "compat.v1" not in str(info.value)
+    _check(path, ["a", "b", "c"], require_all=False)  # a user's own Saver decides
+    _check(path, ["a"])
+
+
+def test_many_missing_names_are_cut_short(tmp_path):
+    path = _write_checkpoint(str(tmp_path), ["a"])
+    with pytest.raises(ValueError, match=r"'m0', 'm1', 'm2', 'm3', 'm4' and 2 more"):
+        _check(path, ["a"] + [f"m{i}" for i in range(7)])
+
+
+def test_v1_slots_in_the_checkpoint_point_to_the_v1_class(tmp_path):
+    path = _write_checkpoint(str(tmp_path), ["dnn/k", "dnn/k/t_0/Adagrad"])
+    with pytest.raises(ValueError, match="estimator_lite.compat.v1.DNNClassifier"):
+        _check(path, ["dnn/k", "training/Adagrad/dnn/k/accumulator"],
+               estimator_name="DNNClassifier")
+
+
+def test_keras_slots_in_the_checkpoint_point_to_the_tf2_class(tmp_path):
+    path = _write_checkpoint(str(tmp_path), ["linear/w", "training/Ftrl/linear/w/linear"])
+    with pytest.raises(ValueError, match=r"flavor, estimator_lite\.LinearRegressor\."):
+        _check(path, ["linear/w", "linear/w/Ftrl", "linear/w/Ftrl_1"],
+               estimator_name="LinearRegressor")

@@ -4,6 +4,11 @@ Run with the TF 2.15 + tensorflow-estimator 2.15 interpreter CI builds:
 
     $ESTIMATOR_LITE_TF215_PYTHON tests/compat/dump_public_names.py \
         > tests/data/tf_estimator_2_15_public_names.txt
+    $ESTIMATOR_LITE_TF215_PYTHON tests/compat/dump_public_names.py compat.v1 \
+        > tests/data/tf_compat_v1_estimator_2_15_public_names.txt
+
+The optional argument `compat.v1` walks `tf.compat.v1.estimator` (TF 1.x's
+tf.estimator) instead.
 
 Walks `tf.estimator` and its public submodules (`export`, `experimental`)
 recursively; prints one dotted name per line (`tf.estimator.X`,
@@ -17,9 +22,9 @@ from importlib import metadata
 import tensorflow as tf
 
 HEADER = """\
-# Public names of tf.estimator: TensorFlow {tf_version}, tensorflow-estimator {est_version}.
-# Made by: $ESTIMATOR_LITE_TF215_PYTHON tests/compat/dump_public_names.py
-# (every attribute of tf.estimator not starting with '_', recursing into its
+# Public names of {root}: TensorFlow {tf_version}, tensorflow-estimator {est_version}.
+# Made by: $ESTIMATOR_LITE_TF215_PYTHON tests/compat/dump_public_names.py{arg}
+# (every attribute of {root} not starting with '_', recursing into its
 # submodules). One dotted name per line, sorted; lines starting with '#' are comments."""
 
 
@@ -53,14 +58,20 @@ def estimator_version():
         return "unknown"
 
 
-def main():
+def main(argv):
     if not hasattr(tf, "estimator"):
         sys.exit(f"TensorFlow {tf.__version__} has no tf.estimator: run this with "
                  "TF <= 2.15 and tensorflow-estimator installed")
-    print(HEADER.format(tf_version=tf.__version__, est_version=estimator_version()))
-    for name in public_names(tf.estimator, "tf.estimator"):
+    if argv[1:] not in ([], ["compat.v1"]):
+        sys.exit("usage: dump_public_names.py [compat.v1]")
+    v1 = argv[1:] == ["compat.v1"]
+    root, module = (("tf.compat.v1.estimator", tf.compat.v1.estimator) if v1
+                    else ("tf.estimator", tf.estimator))
+    print(HEADER.format(root=root, arg=" compat.v1" if v1 else "",
+                        tf_version=tf.__version__, est_version=estimator_version()))
+    for name in public_names(module, root):
         print(name)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv)

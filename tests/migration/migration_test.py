@@ -37,7 +37,7 @@ def test_program_differs_from_tf_estimator_only_in_its_import_line(prog):
     swapped = runner.oracle_source(prog)
     changed = [(a, b) for a, b in zip(original.splitlines(), swapped.splitlines(),
                                       strict=True) if a != b]
-    assert changed == [(runner.SWAP_LINE, prog.oracle_import)]
+    assert changed == [(prog.swap_line, prog.oracle_import)]
     assert "estimator_lite" not in _imported_modules(swapped)
 
 
@@ -65,5 +65,7 @@ def test_corpus_covers_the_required_kinds_of_program():
     assert any(p.legacy_keras for p in runner.PROGRAMS)
     assert any(p.master_tf_config for p in runner.PROGRAMS)
     assert any(p.oracle_import == runner.TF_ESTIMATOR_V1_IMPORT for p in runner.PROGRAMS)
+    tf1_programs = [p for p in runner.all_programs() if p.swap_line == runner.V1_SWAP_LINE]
+    assert len(tf1_programs) >= 2
     for prog in runner.all_programs():
         assert os.path.exists(prog.path), prog.path

@@ -39,6 +39,9 @@ PROGRAM_DIR = os.path.join(ROOT, "examples", "migration")
 TF215_PYTHON = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
 
 SWAP_LINE = "import estimator_lite as tf_estimator  # migration: import swap"
+# TF1 programs (TF 1.x's tf.estimator, TF 2.x's tf.compat.v1.estimator) import the
+# v1 flavor, and tf.compat.v1.estimator on the oracle.
+V1_SWAP_LINE = "import estimator_lite.compat.v1 as tf_estimator  # migration: import swap"
 TF_ESTIMATOR_IMPORT = "from tensorflow import estimator as tf_estimator"
 # tf.estimator keeps numpy_input_fn/pandas_input_fn only in the v1 namespace.
 TF_ESTIMATOR_V1_IMPORT = "from tensorflow.compat.v1 import estimator as tf_estimator"
@@ -85,7 +88,9 @@ class Program:
       facts: result keys (besides metrics/signatures) compared between backends.
       fact_abs_tol: fact -> absolute tolerance for its numbers (default exact).
       tolerance: metric tolerance between the backends.
-      oracle_import: the line replacing SWAP_LINE under tf.estimator.
+      oracle_import: the line replacing the swap line under tf.estimator.
+      swap_line: the program's estimator_lite import line (SWAP_LINE, or
+        V1_SWAP_LINE for a TF1 program).
       legacy_keras: needs tf-keras with TF_USE_LEGACY_KERAS=1 on TF >= 2.16.
       master_tf_config: runs with a single-node legacy `master` TF_CONFIG.
       stderr_counts: regex -> number of stderr lines it must match on each
@@ -100,6 +105,7 @@ class Program:
     fact_abs_tol: dict = dataclasses.field(default_factory=dict)
     tolerance: Tolerance = Tolerance()
     oracle_import: str = TF_ESTIMATOR_IMPORT
+    swap_line: str = SWAP_LINE
     legacy_keras: bool = False
     master_tf_config: bool = False
     stderr_counts: dict = dataclasses.field(default_factory=dict)
@@ -201,11 +207,58 @@ CANNED_PROGRAMS = (
 )
 
 
+# TF1 programs: the v1 canned estimators, tf.compat.v1.estimator on the oracle.
+TF1_PROGRAMS = (
+    Program(
+        # v1's small default learning rates (Ftrl ~0.005, Adagrad 0.001) leave the
+        # model barely past the label prior after 300 steps: the point is that both
+        # libraries train it the same way.
+        "wide_deep_v1", global_step=300,
+        minimums={"accuracy": 0.6, "auc": 0.65}, maximums={"average_loss": 0.66},
+        oracle_import=TF_ESTIMATOR_V1_IMPORT, swap_line=V1_SWAP_LINE,
+        signatures={
+            "classification": {
+                "inputs": {"inputs": "input_example_tensor:0"},
+                "outputs": {"classes": "head/Tile:0",
+                            "scores": "head/predictions/probabilities:0"}},
+            "serving_default": {
+                "inputs": {"inputs": "input_example_tensor:0"},
+                "outputs": {"classes": "head/Tile:0",
+                            "scores": "head/predictions/probabilities:0"}},
+            "regression": {
+                "inputs": {"inputs": "input_example_tensor:0"},
+                "outputs": {"outputs": "head/predictions/logistic:0"}},
+            "predict": {
+                "inputs": {"examples": "input_example_tensor:0"},
+                "outputs": {"all_class_ids": "head/predictions/Tile:0",
+                            "all_classes": "head/predictions/Tile_1:0",
+                            "class_ids": "head/predictions/ExpandDims:0",
+                            "classes": "head/predictions/str_classes:0",
+                            "logistic": "head/predictions/logistic:0",
+                            "logits": "add:0",
+                            "probabilities": "head/predictions/probabilities:0"}}},
+        tolerance=Tolerance(why=(
+            "estimator_lite's v1 DNNLinearCombinedClassifier builds the same ops in "
+            "the same order as tf.compat.v1.estimator's, so the graph-seeded initial "
+            "weights are the same and the runs agree to float rounding"))),
+    Program(
+        "linear_regressor_ftrl_v1", global_step=200, maximums={"average_loss": 0.25},
+        oracle_import=TF_ESTIMATOR_V1_IMPORT, swap_line=V1_SWAP_LINE,
+        signatures={key: {"inputs": {name: "input_example_tensor:0"},
+                          "outputs": {output: "linear/linear_model/linear_model/"
+                                              "linear_model/weighted_sum:0"}}
+                    for key, name, output in (
+                        ("predict", "examples", "predictions"),
+                        ("regression", "inputs", "outputs"),
+                        ("serving_default", "inputs", "outputs"))}),
+)
+
+
 def canned_programs():
     """The canned-estimator programs, once estimator_lite/canned/ exists."""
     if not os.path.isdir(os.path.join(ROOT, "estimator_lite", "canned")):
         return ()
-    return CANNED_PROGRAMS
+    return CANNED_PROGRAMS + TF1_PROGRAMS
 
 
 def all_programs():
@@ -245,16 +298,16 @@ def legacy_keras_available():
     return importlib.util.find_spec("tf_keras") is not None
 
 
-def swap_import(source, replacement, where="program"):
-    """`source` with its one SWAP_LINE replaced by `replacement`.
+def swap_import(source, replacement, where="program", swap_line=SWAP_LINE):
+    """`source` with its one `swap_line` replaced by `replacement`.
 
     Raises:
-      ValueError: `source` does not have exactly one SWAP_LINE.
+      ValueError: `source` does not have exactly one `swap_line`.
     """
     lines = source.splitlines(keepends=True)
-    swaps = [i for i, line in enumerate(lines) if line.rstrip("\n") == SWAP_LINE]
+    swaps = [i for i, line in enumerate(lines) if line.rstrip("\n") == swap_line]
     if len(swaps) != 1:
-        raise ValueError(f"{where} must have exactly one line {SWAP_LINE!r}; "
+        raise ValueError(f"{where} must have exactly one line {swap_line!r}; "
                          f"found {len(swaps)}")
     lines[swaps[0]] = replacement + "\n"
     return "".join(lines)
@@ -263,7 +316,8 @@ def swap_import(source, replacement, where="program"):
 def oracle_source(prog):
     """The program's text with the import swapped back to tf.estimator."""
     with open(prog.path) as f:
-        return swap_import(f.read(), prog.oracle_import, where=prog.path)
+        return swap_import(f.read(), prog.oracle_import, where=prog.path,
+                           swap_line=prog.swap_line)
 
 
 def _free_port():

@@ -1,0 +1,75 @@
+"""Optimizers of the v1 canned estimators (``tf.compat.v1.estimator``).
+
+TF 1.x's canned estimators, still in TF 2.x as ``tf.compat.v1.estimator``, train
+with ``tf.compat.v1.train`` optimizers: a name such as ``'Adagrad'`` becomes
+``tf.compat.v1.train.AdagradOptimizer(learning_rate=<the estimator's default>)``,
+so their checkpoints hold the v1 slot names (``<variable>/Adagrad``,
+``<variable>/Ftrl`` and ``<variable>/Ftrl_1``, Adam's ``beta1_power``...), not the
+Keras-style ``training/Adagrad/...`` variables of the TF2 canned estimators (see
+`estimator_lite.canned.optimizers`). Only ``tf.compat.v1.train.Optimizer``
+instances (or callables returning one) are accepted besides names, as in TF 1.x.
+"""
+
+from estimator_lite._tf import tf
+
+__all__ = ["OPTIMIZER_NAMES", "optimizer_factory"]
+
+
+def _optimizer_classes():
+    """tf.estimator 1.x's names for `optimizer` and their tf.compat.v1.train classes."""
+    return {"Adagrad": tf.train.AdagradOptimizer, "Adam": tf.train.AdamOptimizer,
+            "Ftrl": tf.train.FtrlOptimizer, "RMSProp": tf.train.RMSPropOptimizer,
+            "SGD": tf.train.GradientDescentOptimizer}
+
+
+OPTIMIZER_NAMES = tuple(sorted(_optimizer_classes()))
+
+
+def _type_error(argument, value, what):
+    hint = ""
+    module = type(value).__module__ or ""
+    if module.split(".")[0] in ("keras", "tf_keras"):
+        hint = (" (a Keras optimizer: pass a tf.compat.v1.train optimizer here, or use "
+                "the TF2 classes of estimator_lite, e.g. estimator_lite.DNNClassifier, "
+                "which take Keras optimizers)")
+    return TypeError(f"{argument} must be {what}, got {value!r} of type "
+                     f"{type(value).__name__}{hint}")
+
+
+def _checked_instance(value, argument):
+    if not isinstance(value, tf.train.Optimizer):
+        raise _type_error(argument, value, "a tf.compat.v1.train.Optimizer")
+    return value
+
+
+def optimizer_factory(optimizer, learning_rate, argument="optimizer"):
+    """Validates an `optimizer` argument; returns a function building the optimizer.
+
+    Args:
+      optimizer: one of OPTIMIZER_NAMES, a tf.compat.v1.train.Optimizer, or a
+        callable returning one.
+      learning_rate: the learning rate of an optimizer given by name (the
+        estimator's v1 default).
+      argument: argument name for messages.
+
+    Returns:
+      A zero-argument function returning a tf.compat.v1.train.Optimizer: a new one
+      per call for a name, the instance itself for an instance (as TF 1.x reuses
+      it in every graph), the callable's result for a callable.
+
+    Raises:
+      ValueError: an unknown name.
+      TypeError: neither a name, a tf.compat.v1 optimizer nor a callable.
+    """
+    if isinstance(optimizer, str):
+        cls = _optimizer_classes().get(optimizer)
+        if cls is None:
+            raise ValueError(f"{argument} must be one of {list(OPTIMIZER_NAMES)} when "
+                             f"given as a name, got {optimizer!r}")
+        return lambda: cls(learning_rate=learning_rate)
+    if isinstance(optimizer, tf.train.Optimizer):
+        return lambda: optimizer
+    if callable(optimizer) and not hasattr(optimizer, "get_config"):
+        return lambda: _checked_instance(optimizer(), argument)
+    raise _type_error(argument, optimizer, "an optimizer name, a "
+                      "tf.compat.v1.train.Optimizer or a callable returning one")

@@ -1,0 +1,76 @@
+"""TF 1.x's tf.estimator (TF 2.x's ``tf.compat.v1.estimator``) on current TensorFlow.
+
+``import estimator_lite.compat.v1 as tf_estimator``: the same names as
+``tf.compat.v1.estimator`` of TF 2.15. The canned estimators are the v1 ones
+(`estimator_lite.canned.v1`: SUM loss reduction, ``tf.compat.v1.train``
+optimizers and their slot names, partitioned variables, ``input_layer_partitioner``),
+so a model_dir written by TF 1.x's canned estimators, or by
+``tf.compat.v1.estimator``'s, keeps training here. Every other name is the one of
+`estimator_lite` (the v1 and v2 APIs agree on them): `Estimator` (with
+``export_savedmodel``), `RunConfig`, specs, exporters, hooks, heads, ``export``,
+``inputs``; ``experimental`` adds v1's ``dnn_logit_fn_builder`` and
+``linear_logit_fn_builder``; ``tpu`` is `estimator_lite.tpu`.
+"""
+
+import importlib
+
+_V1_CANNED = (
+    "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "DNNClassifier",
+    "DNNEstimator", "DNNLinearCombinedClassifier", "DNNLinearCombinedEstimator",
+    "DNNLinearCombinedRegressor", "DNNRegressor", "LinearClassifier",
+    "LinearEstimator", "LinearRegressor",
+)
+# Names whose v1 and v2 behaviour agree: estimator_lite's own objects.
+_SHARED = (
+    "BestExporter", "BinaryClassHead", "CheckpointSaverHook", "CheckpointSaverListener",
+    "Estimator", "EstimatorSpec", "EvalSpec", "Exporter", "FeedFnHook", "FinalExporter",
+    "FinalOpsHook", "GlobalStepWaiterHook", "Head", "LatestExporter",
+    "LoggingTensorHook", "LogisticRegressionHead", "ModeKeys", "MultiClassHead",
+    "MultiHead", "MultiLabelHead", "NanLossDuringTrainingError", "NanTensorHook",
+    "PoissonRegressionHead", "ProfilerHook", "RegressionHead", "RunConfig",
+    "SecondOrStepTimer", "SessionRunArgs", "SessionRunContext", "SessionRunHook",
+    "SessionRunValues", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
+    "TrainSpec", "VocabInfo", "WarmStartSettings", "add_metrics",
+    "classifier_parse_example_spec", "export", "inputs",
+    "regressor_parse_example_spec", "train_and_evaluate",
+)
+
+__all__ = [
+    "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "BestExporter",
+    "BinaryClassHead", "CheckpointSaverHook", "CheckpointSaverListener",
+    "DNNClassifier", "DNNEstimator", "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedEstimator", "DNNLinearCombinedRegressor", "DNNRegressor",
+    "Estimator", "EstimatorSpec", "EvalSpec", "Exporter", "FeedFnHook",
+    "FinalExporter", "FinalOpsHook", "GlobalStepWaiterHook", "Head", "LatestExporter",
+    "LinearClassifier", "LinearEstimator", "LinearRegressor", "LoggingTensorHook",
+    "LogisticRegressionHead", "ModeKeys", "MultiClassHead", "MultiHead",
+    "MultiLabelHead", "NanLossDuringTrainingError", "NanTensorHook",
+    "PoissonRegressionHead", "ProfilerHook", "RegressionHead", "RunConfig",
+    "SecondOrStepTimer", "SessionRunArgs", "SessionRunContext", "SessionRunHook",
+    "SessionRunValues", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
+    "TrainSpec", "VocabInfo", "WarmStartSettings", "add_metrics",
+    "classifier_parse_example_spec", "experimental", "export", "inputs",
+    "regressor_parse_example_spec", "tpu", "train_and_evaluate",
+]
+
+
+def __getattr__(name):
+    # Loaded on first use, like the top-level package: no TensorFlow at import.
+    if name in _V1_CANNED:
+        value = getattr(importlib.import_module("estimator_lite.canned.v1"), name)
+    elif name in _SHARED:
+        value = getattr(importlib.import_module("estimator_lite"), name)
+    elif name == "experimental":
+        value = importlib.import_module("estimator_lite.compat.v1.experimental")
+    elif name == "tpu":
+        # tf.compat.v1.estimator.tpu: TPUEstimator & co. on CPU/GPU.
+        value = importlib.import_module("estimator_lite.tpu")
+    else:
+        raise AttributeError(
+            f"module 'estimator_lite.compat.v1' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
