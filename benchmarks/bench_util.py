@@ -4,7 +4,7 @@ import time
 
 from estimator_lite._tf import tf
 
-__all__ = ["StepTimerHook", "timed_train"]
+__all__ = ["StepTimerHook", "parse_args", "timed_train"]
 
 
 class StepTimerHook(tf.train.SessionRunHook):
@@ -33,3 +33,25 @@ def timed_train(estimator, input_fn, warmup_steps, steps):
     hook = StepTimerHook(warmup_steps, warmup_steps + steps)
     estimator.train(input_fn, hooks=[hook], max_steps=warmup_steps + steps)
     return steps / (hook.times[warmup_steps + steps] - hook.times[warmup_steps])
+
+
+def parse_args(parser, argv, quick_sizes):
+    """Adds --quick to `parser` and parses `argv`.
+
+    Args:
+      parser: the benchmark's argparse parser.
+      argv: the arguments (None: sys.argv).
+      quick_sizes: {argument name: value} that --quick sets: sizes small enough
+        for the test suite, which checks that the benchmark runs and prints its
+        JSON line. Such a run measures nothing.
+
+    Returns:
+      The parsed arguments.
+    """
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny sizes and one round: a smoke run, not a measurement")
+    args = parser.parse_args(argv)
+    if args.quick:
+        for name, value in quick_sizes.items():
+            setattr(args, name, value)
+    return args

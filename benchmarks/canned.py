@@ -28,6 +28,7 @@ import sys
 import tempfile
 
 import numpy as np
+from bench_util import parse_args
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA_PATH = os.path.join(ROOT, "examples", "data", "digits.csv.gz")
@@ -136,7 +137,7 @@ def main(argv=None):
     parser.add_argument("--worker", choices=LIBRARIES, help=argparse.SUPPRESS)
     parser.add_argument("--model", choices=MODELS, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, {"steps": 30, "warmup": 5, "repeats": 1})
     if args.worker:
         print(json.dumps(run_worker(args.worker, args.model, args.steps, args.warmup,
                                     args.seed)))

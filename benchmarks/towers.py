@@ -20,7 +20,7 @@ import shutil
 import tempfile
 
 import numpy as np
-from bench_util import timed_train
+from bench_util import parse_args, timed_train
 
 import estimator_lite as el
 from estimator_lite._tf import tf
@@ -64,7 +64,7 @@ def _devices(count):
 
 def _rate(name, fn, args, base_dir):
     config = el.RunConfig(model_dir=f"{base_dir}/{name}", save_checkpoints_steps=10**6,
-                          save_summary_steps=0, log_step_count_steps=0,
+                          save_summary_steps=0, log_step_count_steps=None,
                           session_config=tf.ConfigProto(device_count={"CPU": 4}))
     estimator = el.Estimator(fn, config=config)
     return timed_train(estimator, _input_fn(args.batch), args.warmup, args.steps)
@@ -77,7 +77,7 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--batch", type=int, default=256, help="global batch size")
     parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, {"steps": 30, "warmup": 5, "repeats": 1})
     runs = {"plain": model_fn}
     for towers in (1, 2, 4):
         runs[f"towers_{towers}"] = el.replicate_model_fn(model_fn,

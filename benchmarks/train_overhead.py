@@ -20,7 +20,7 @@ import tempfile
 import time
 
 import numpy as np
-from bench_util import timed_train
+from bench_util import parse_args, timed_train
 
 import estimator_lite as el
 from estimator_lite._tf import tf
@@ -116,7 +116,7 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3,
                         help="rounds of all three; the median of each is reported")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, {"steps": 50, "warmup": 10, "repeats": 1})
     rounds = [_run_all(args.steps, args.warmup) for _ in range(args.repeats)]
     median = {k: float(np.median([r[k] for r in rounds])) for k in rounds[0]}
     print(f"{'loop':<12}{'steps/sec':>12}{'vs bare':>10}")

@@ -6,9 +6,10 @@ boolean variable (on the ps in a cluster) and stops. Every other worker reads th
 variable on the same schedule and stops too. The chief's run then ends normally, so
 it writes the completion marker and the evaluator and ps tasks exit as well.
 
-The flag is not checkpointed: a resumed run starts with it cleared. Checks are
-scheduled by wall time or by this worker's own steps, so they add no fetch to the
-steps in between.
+The flag is not checkpointed: a resumed run starts with it cleared. As in
+tf.estimator, the first check comes after the session's first step, then one every
+`run_every_secs` or `run_every_steps`. Steps are this worker's own (equal to global
+steps when one worker trains), so checks add no fetch to the steps in between.
 """
 
 import time
@@ -51,7 +52,7 @@ class _StopOnPredicateHook(tf.train.SessionRunHook):
         self._set_stop = tf.assign(_stop_variable(), True)
 
     def after_create_session(self, session, coord):
-        self._timer.start()
+        self._timer.start(due_at_first_step=True)
 
     def after_run(self, run_context, run_values):
         if self._timer.tick() and self._should_stop_fn():
@@ -72,7 +73,7 @@ class _CheckForStoppingHook(tf.train.SessionRunHook):
         self._stop = _stop_variable()
 
     def after_create_session(self, session, coord):
-        self._timer.start()
+        self._timer.start(due_at_first_step=True)
 
     def before_run(self, run_context):
         self._due = self._timer.tick()

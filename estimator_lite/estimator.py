@@ -22,7 +22,7 @@ from estimator_lite._engine.train_session import (
 from estimator_lite._tf import DATASET_TYPES, isolated_keras_names, logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.export.receivers import ServingInputReceiver
-from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+from estimator_lite.model_fn import KERAS3_OPTIMIZER_HINT, EstimatorSpec, ModeKeys
 from estimator_lite.run_config import RunConfig, strategy_device
 
 __all__ = ["Estimator", "VocabInfo", "WarmStartSettings"]
@@ -114,6 +114,14 @@ _LEGACY_KERAS_HINT = (
     "TF_USE_LEGACY_KERAS=1 in the environment before TensorFlow is imported")
 
 
+# How a Keras 3 optimizer in a model_fn fails inside TensorFlow: its missing
+# `minimize`, a tf.compat.v1 optimizer handed Keras 3 variables, and tf.group or
+# control_dependencies given the `iterations` variable that apply_gradients returns.
+_KERAS3_OPTIMIZER_ATTRIBUTE_ERRORS = ("has no attribute 'minimize'",
+                                      "has no attribute '_in_graph_mode'")
+_KERAS3_VARIABLE_REPR = "<Variable path="
+
+
 def _call_user_model_fn(model_fn, available):
     """Calls the model_fn with Keras 3 names numbered per graph.
 
@@ -124,6 +132,8 @@ def _call_user_model_fn(model_fn, available):
     Raises:
       RuntimeError: the model_fn needs Keras 2 (tf.compat.v1.layers) and it is
         not installed/enabled; the message says what to install and set.
+      TypeError: the model_fn uses a Keras 3 optimizer (or Keras 3 variables in a
+        tf.compat.v1 optimizer); the message says what to use instead.
     """
     try:
         with isolated_keras_names():
@@ -131,6 +141,12 @@ def _call_user_model_fn(model_fn, available):
     except AttributeError as e:
         if "is not available with Keras 3" in str(e):
             raise RuntimeError(f"{_LEGACY_KERAS_HINT} (got: {e})") from e
+        if any(sign in str(e) for sign in _KERAS3_OPTIMIZER_ATTRIBUTE_ERRORS):
+            raise TypeError(f"{KERAS3_OPTIMIZER_HINT} (got: {e})") from e
+        raise
+    except TypeError as e:
+        if _KERAS3_VARIABLE_REPR in str(e) and KERAS3_OPTIMIZER_HINT not in str(e):
+            raise TypeError(f"{KERAS3_OPTIMIZER_HINT} (got: {e})") from e
         raise
 
 
@@ -546,7 +562,7 @@ class Estimator:
           experimental_mode: only ModeKeys.PREDICT (serving) is supported.
 
         Returns:
-          The export directory path (str).
+          The export directory path, as bytes (as tf.estimator returned it).
 
         Raises:
           ValueError: no checkpoint to export, or a mode other than PREDICT.
@@ -583,7 +599,8 @@ class Estimator:
 
         saved_model_lib.write_atomically(export_dir, write)
         logging.info("Exported SavedModel to %s", export_dir)
-        return export_dir
+        # tf.estimator returned bytes, and programs call .decode() on the result.
+        return os.fsencode(export_dir)
 
     def _write_saved_model(self, temp_dir, serving_input_receiver_fn, checkpoint_path,
                            as_text, strip_default_attrs):

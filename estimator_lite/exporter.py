@@ -112,8 +112,9 @@ class _SavedModelExporter(Exporter):
             export_path, self._serving_input_receiver_fn,
             assets_extra=self._assets_extra, as_text=self._as_text,
             checkpoint_path=checkpoint_path)
-        # TF Estimator returns bytes; callers get str whichever estimator ran.
-        return os.fsdecode(export_dir)
+        # tf.estimator's exporters returned the bytes path its export_saved_model
+        # gave; programs decode it, so bytes whichever estimator ran.
+        return os.fsencode(export_dir)
 
 
 class LatestExporter(_SavedModelExporter):
@@ -227,7 +228,8 @@ class BestExporter(_SavedModelExporter):
             if current_step is not None and step >= current_step:
                 continue  # the current evaluation (already written) or newer
             candidate = dict(metrics, global_step=step)
-            if best is None or self._compare_fn(best, candidate):
+            if best is None or self._compare_fn(best_eval_result=best,
+                                                 current_eval_result=candidate):
                 best = candidate
         return best
 
@@ -243,7 +245,7 @@ class BestExporter(_SavedModelExporter):
             self._best_eval_result = self._load_best(estimator, export_path, step)
             self._loaded = True
         if self._best_eval_result is not None and not self._compare_fn(
-                self._best_eval_result, eval_result):
+                best_eval_result=self._best_eval_result, current_eval_result=eval_result):
             return None
         logging.info("BestExporter %s: new best result %s", self.name, eval_result)
         export_dir = self._write(estimator, export_path, checkpoint_path)
@@ -258,7 +260,9 @@ def _check_compare_fn_args(compare_fn):
         params = inspect.signature(compare_fn).parameters
     except (TypeError, ValueError):
         return  # builtins without a signature: trust the caller
-    names = set(params)
-    if not {"best_eval_result", "current_eval_result"} <= names and len(params) != 2:
-        raise ValueError("compare_fn must take (best_eval_result, current_eval_result), "
-                         f"got a function taking {list(params)}")
+    # tf.estimator calls compare_fn by keyword, so the names are the contract.
+    missing = [n for n in ("best_eval_result", "current_eval_result") if n not in params]
+    if missing:
+        raise ValueError("compare_fn must take arguments named best_eval_result and "
+                         f"current_eval_result; got a function taking {list(params)} "
+                         f"(missing {missing})")

@@ -41,15 +41,42 @@ def _check_loss(loss):
     return loss
 
 
+# What a model_fn author needs when a Keras 3 optimizer, or Keras 3 variables in a
+# tf.compat.v1 optimizer, meet graph mode (both fail far from the cause).
+KERAS3_OPTIMIZER_HINT = (
+    "Keras 3 optimizers (tf.keras.optimizers.*) do not train in graph mode: there "
+    "apply_gradients() only returns the optimizer's `iterations` variable and updates "
+    "nothing. In a model_fn use a tf.compat.v1.train optimizer, e.g. "
+    "tf.compat.v1.train.AdamOptimizer(0.001).minimize(loss, "
+    "global_step=tf.compat.v1.train.get_global_step()), leaving var_list out or "
+    "passing [v.value for v in layer.trainable_variables] (Keras 3 variables are not "
+    "tf.Variables); or give the Keras optimizer to a head "
+    "(head.create_estimator_spec(..., optimizer=...)) or a canned estimator, which "
+    "map it to its graph equivalent; or use tf.keras.optimizers.legacy.* with the "
+    "legacy-keras extra (pip install 'estimator_lite[legacy-keras]', "
+    "TF_USE_LEGACY_KERAS=1)")
+
+
+def _is_keras_object(value):
+    return (type(value).__module__ or "").split(".")[0] in ("keras", "tf_keras")
+
+
 def _check_train_op(train_op):
     """Accepts a Tensor or Operation; a variable (some optimizers return the result
     of an assign, e.g. SyncReplicasOptimizer under resource variables) becomes its op.
+
+    Raises:
+      TypeError: anything else; a Keras 3 variable (what a Keras 3 optimizer's
+        apply_gradients returns) gets KERAS3_OPTIMIZER_HINT.
     """
     if isinstance(train_op, (tf.Tensor, tf.Operation)):
         return train_op
     op = getattr(train_op, "op", None)
     if isinstance(op, tf.Operation):
         return op
+    if _is_keras_object(train_op):
+        raise TypeError(f"train_op is a Keras object, {train_op!r}: "
+                        f"{KERAS3_OPTIMIZER_HINT}")
     raise TypeError(f"train_op must be a Tensor or Operation, got {train_op!r}")
 
 

@@ -155,6 +155,27 @@ def _check_task(task, cluster):
     return task_type, index
 
 
+def _check_task_without_cluster(task):
+    """Without a cluster only worker 0 may train (locally), as in tf.estimator.
+
+    A chief, ps or second worker with no cluster is a misconfigured job: training
+    locally it would write its own model into the shared model_dir.
+
+    Raises:
+      ValueError: the task is not ``{"type": "worker", "index": 0}``.
+    """
+    if not isinstance(task, dict):
+        raise _tf_config_error("'task' must be a dict with 'type' and 'index'", task)
+    task_type = task.get("type", TaskType.WORKER)
+    if task_type != TaskType.WORKER:
+        raise _tf_config_error("without a 'cluster', the task type must be 'worker' "
+                               "(local training); add a 'cluster' for other roles",
+                               task)
+    if _task_index(task.get("index", 0)) != 0:
+        raise _tf_config_error("without a 'cluster', the task index must be 0 (local "
+                               "training); add a 'cluster' for other workers", task)
+
+
 def _global_id(cluster, task_type, task_id):
     """Global id: chief/master first, then other jobs sorted by name, ps last."""
     chief_job = TaskType.CHIEF if TaskType.CHIEF in cluster else TaskType.MASTER
@@ -205,6 +226,7 @@ def parse_tf_config(raw=None):
     evaluators = cluster.pop(TaskType.EVALUATOR, [])
     if not cluster and (not task or task.get("type") != TaskType.EVALUATOR):
         if task:
+            _check_task_without_cluster(task)
             logging.info("TF_CONFIG has a task but no cluster: training locally.")
         return ClusterInfo(
             cluster_spec=tf.train.ClusterSpec({}), task_type=TaskType.WORKER,

@@ -182,12 +182,16 @@ class _EvalResult:
         """Validates that the fields fit the status.
 
         Raises:
+          TypeError: EVALUATED metrics that are not a dict.
           ValueError: unknown status; EVALUATED without metrics (with global_step)
             or checkpoint_path; another status with metrics or a checkpoint_path.
         """
         if status not in _EvalStatus.ALL:
             raise ValueError(f"status must be one of {_EvalStatus.ALL}, got {status!r}")
         if status == _EvalStatus.EVALUATED:
+            if metrics is not None and not isinstance(metrics, dict):
+                raise TypeError("Estimator.evaluate must return a dict of metrics, got "
+                                f"{metrics!r} of type {type(metrics).__name__}")
             if not metrics:
                 raise ValueError("an EVALUATED result needs metrics, got "
                                  f"{metrics!r}")

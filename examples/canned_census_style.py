@@ -110,7 +110,7 @@ def main(argv=None):
     eval_spec = el.EvalSpec(make_input_fn(x_test, y_test, epochs=1, shuffle=False),
                             steps=None, exporters=[exporter], throttle_secs=0)
     metrics, export_dirs = el.train_and_evaluate(estimator, train_spec, eval_spec)
-    export_dir = export_dirs[-1]
+    export_dir = export_dirs[-1].decode("utf-8")
     served = tf.saved_model.load(export_dir).signatures["predict"](
         examples=tf.constant(serialized_examples(x_test)))
     classes = np.array([c.decode() for c in served["classes"].numpy()[:, 0]])

@@ -117,7 +117,9 @@ def main(argv=None):
                    el.BestExporter("best", serving_input_receiver_fn)],
         throttle_secs=0)
     metrics, export_dirs = el.train_and_evaluate(estimator, train_spec, eval_spec)
-    export_dir = export_dirs[0]  # the LatestExporter's export of the final checkpoint
+    # The LatestExporter's export of the final checkpoint (a bytes path, as in
+    # tf.estimator).
+    export_dir = export_dirs[0].decode("utf-8")
     reloaded = saved_model_accuracy(export_dir, x_test, y_test)
     print(f"test accuracy {metrics['accuracy']:.4f} (Estimator.evaluate), "
           f"{reloaded:.4f} (reloaded SavedModel {export_dir}) at step "

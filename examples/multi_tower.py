@@ -53,7 +53,7 @@ def main(argv=None):
         el.EvalSpec(digits.make_input_fn(x_test, y_test, epochs=1, shuffle=False),
                     steps=None, throttle_secs=0,
             exporters=[el.FinalExporter("final", digits.serving_input_receiver_fn)]))
-    reloaded = digits.saved_model_accuracy(exports[0], x_test, y_test)
+    reloaded = digits.saved_model_accuracy(exports[0].decode("utf-8"), x_test, y_test)
     print(f"{len(devices)} towers on {devices}: test accuracy "
           f"{metrics['accuracy']:.4f} (evaluate), {reloaded:.4f} (reloaded SavedModel) "
           f"at step {metrics['global_step']}")

@@ -6,6 +6,7 @@ layers inside a model_fn: the forms tf.estimator accepted are accepted here too.
 
 import logging as std_logging
 import os
+import re
 
 import numpy as np
 import pytest
@@ -16,6 +17,9 @@ import estimator_lite as el
 ERR_EMPTY_EVAL = "evaluation ran no batch"
 ERR_INFINITE_EVAL = "infinite dataset"
 ERR_LEGACY_KERAS = "pip install 'estimator_lite[legacy-keras]'"
+ERR_KERAS3_OPTIMIZER = ("Keras 3 optimizers (tf.keras.optimizers.*) do not train in graph "
+                        "mode")
+KERAS3_OPTIMIZER_FIX = "tf.compat.v1.train.AdamOptimizer(0.001).minimize"
 
 X = np.random.RandomState(0).rand(64, 3).astype(np.float32)
 Y = (X @ np.array([[1.0], [-2.0], [0.5]], np.float32)).astype(np.float32)
@@ -238,3 +242,39 @@ def test_tf_layers_without_legacy_keras_gives_install_hint(tmp_path):
     est = el.Estimator(model_fn, model_dir=str(tmp_path))
     with pytest.raises(RuntimeError, match=ERR_LEGACY_KERAS.replace("[", r"\[")):
         est.train(INPUT_FNS["tf2_dataset_dict"], steps=1)
+
+
+def _keras3_optimizer_model_fn(style):
+    """A model_fn training with a Keras 3 optimizer the way TF2 guides write it."""
+    def model_fn(features, labels, mode):
+        layer = tf.keras.layers.Dense(1)
+        loss = tf.reduce_mean(tf.square(layer(features["x"]) - labels))
+        optimizer = tf.keras.optimizers.Adam(0.01)
+        if style == "minimize":
+            train_op = optimizer.minimize(loss, layer.trainable_variables)
+        elif style == "tape":
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(layer(features["x"]) - labels))
+            grads = tape.gradient(loss, layer.trainable_variables)
+            train_op = optimizer.apply_gradients(
+                zip(grads, layer.trainable_variables, strict=True))
+        elif style == "group":
+            grads = tf.gradients(loss, layer.trainable_variables)
+            train_op = tf.group(optimizer.apply_gradients(
+                zip(grads, layer.trainable_variables, strict=True)))
+        else:  # a tf.compat.v1 optimizer handed Keras 3 variables
+            train_op = tf.compat.v1.train.AdamOptimizer(0.01).minimize(
+                loss, var_list=layer.trainable_variables)
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return model_fn
+
+
+@pytest.mark.skipif(os.environ.get("TF_USE_LEGACY_KERAS") == "1",
+                    reason="legacy Keras is enabled here: its optimizers run in graphs")
+@pytest.mark.parametrize("style", ["minimize", "tape", "group", "v1_with_keras_vars"])
+def test_keras3_optimizer_in_a_model_fn_says_what_to_use(tmp_path, style):
+    est = el.Estimator(_keras3_optimizer_model_fn(style), model_dir=str(tmp_path))
+    with pytest.raises(TypeError, match=re.escape(ERR_KERAS3_OPTIMIZER)) as error:
+        est.train(INPUT_FNS["tf2_dataset_dict"], steps=1)
+    assert KERAS3_OPTIMIZER_FIX in str(error.value)
+    assert str(error.value).count(ERR_KERAS3_OPTIMIZER) == 1

@@ -112,11 +112,12 @@ def test_schedule_by_seconds_checks_only_when_due(tmp_path):
     hook = early_stopping.make_early_stopping_hook(
         FakeEstimator(tmp_path), lambda: calls.append(now[0]) or False,
         run_every_secs=10, clock=lambda: now[0])
-    hook._timer.start()
+    hook.after_create_session(None, None)
     for _ in range(25):
         now[0] += 1
         hook.after_run(None, None)
-    assert calls == [10.0, 20.0]
+    # As tf.estimator's: the first check after the first step, then every 10 s.
+    assert calls == [1.0, 11.0, 21.0]
 
 
 def test_local_training_stops_and_flag_is_not_checkpointed(tmp_path):
@@ -125,7 +126,8 @@ def test_local_training_stops_and_flag_is_not_checkpointed(tmp_path):
     hook = el.make_early_stopping_hook(est, lambda: calls.append(1) or len(calls) >= 3,
                                        run_every_secs=None, run_every_steps=5)
     est.train(models.input_fn(), hooks=[hook], max_steps=1000)
-    assert est.get_variable_value("global_step") == 15
+    # Checks after steps 1, 6 and 11 (tf.estimator's cadence): the third stops.
+    assert est.get_variable_value("global_step") == 11
     assert "signal_early_stopping/STOP" not in est.get_variable_names()
     # A resumed run is not stopped by a restored flag.
     est.train(models.input_fn(), max_steps=20)

@@ -74,6 +74,8 @@ def test_train_resume_evaluate_predict_export_round_trip(tmp_path):
 
     export_dir = est.export_saved_model(str(tmp_path / "export"),
                                         models.raw_serving_input_fn)
+    assert isinstance(export_dir, bytes)  # as tf.estimator returned it
+    export_dir = export_dir.decode("utf-8")
     assert os.path.basename(export_dir).isdigit()
     assert sorted(os.listdir(tmp_path / "export")) == [os.path.basename(export_dir)]
     loaded = tf2.saved_model.load(export_dir)

@@ -41,9 +41,13 @@ def _write_eval_events(eval_dir, losses_by_step):
 
 
 def _export(exporter, estimator, step, loss, final=False):
+    """Runs one export; returns its directory as str (None when it did not export)."""
     path = os.path.join(estimator.model_dir, "export", exporter.name)
-    return exporter.export(estimator, path, f"ckpt-{step}",
-                           {"global_step": step, "loss": loss}, final)
+    result = exporter.export(estimator, path, f"ckpt-{step}",
+                             {"global_step": step, "loss": loss}, final)
+    # tf.estimator's exporters return the export path as bytes.
+    assert result is None or isinstance(result, bytes)
+    return None if result is None else os.fsdecode(result)
 
 
 def _numeric_dirs(path):
@@ -148,8 +152,13 @@ def test_exporter_argument_errors():
         el.FinalExporter("a", None)
     with pytest.raises(TypeError, match="compare_fn must be callable"):
         el.BestExporter(serving_input_receiver_fn=_serving_fn, compare_fn=3)
-    with pytest.raises(ValueError, match=r"compare_fn must take \(best_eval_result"):
+    with pytest.raises(ValueError, match="compare_fn must take arguments named "
+                       "best_eval_result and current_eval_result"):
         el.BestExporter(serving_input_receiver_fn=_serving_fn, compare_fn=lambda a: a)
+    # tf.estimator calls it by keyword: two positional arguments are not enough.
+    with pytest.raises(ValueError, match=r"missing \['best_eval_result', "):
+        el.BestExporter(serving_input_receiver_fn=_serving_fn,
+                        compare_fn=lambda a, b: True)
     with pytest.raises(ValueError, match="must contain 'loss'"):
         exporter_lib._loss_smaller({"acc": 1.0}, {"loss": 1.0})
 
@@ -160,4 +169,5 @@ def test_latest_exporter_with_real_estimator(tmp_path):
     latest = el.LatestExporter("latest", models.raw_serving_input_fn)
     path = latest.export(est, str(tmp_path / "export" / "latest"),
                          est.latest_checkpoint(), {"global_step": 10}, False)
-    assert os.path.exists(os.path.join(path, "saved_model.pb"))
+    assert isinstance(path, bytes)
+    assert os.path.exists(os.path.join(os.fsdecode(path), "saved_model.pb"))

@@ -1,8 +1,11 @@
-"""The TF 2.15 + tensorflow-estimator 2.15 interpreter the compat tests compare with.
+"""What tests need beyond README's install: the TF 2.15 oracle and tf-keras.
 
-.ci/run builds it and sets ESTIMATOR_LITE_TF215_PYTHON; tensorflow-estimator cannot be
-installed beside TF >= 2.16, so it is a separate Python. Without the variable, the
-tests that need it are skipped with that reason (not a test file).
+.ci/run builds the oracle interpreter and sets ESTIMATOR_LITE_TF215_PYTHON;
+tensorflow-estimator cannot be installed beside TF >= 2.16, so it is a separate
+Python. tf-keras (Keras 2, for `tf.compat.v1.layers` programs run with
+TF_USE_LEGACY_KERAS=1) is installed by .ci/run too. Without them, the tests that
+need them skip with a reason that says how to get them; in CI no test may skip
+(tests/conftest.py). Not a test file.
 """
 
 import importlib.util
@@ -12,9 +15,25 @@ import pytest
 
 TF215_PYTHON = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
 
-requires_oracle = pytest.mark.skipif(not TF215_PYTHON, reason=(
+ORACLE_REASON = (
     "needs ESTIMATOR_LITE_TF215_PYTHON: a Python with tensorflow-estimator 2.15, "
-    "which cannot be installed beside TF >= 2.16 (.ci/run provides one)"))
+    "which cannot be installed beside TF >= 2.16; make one as .ci/run does "
+    "(python3 -m venv v215 && v215/bin/pip install tensorflow-cpu==2.15.1 "
+    "tensorflow-estimator==2.15.0 'numpy<2') and export the variable")
+LEGACY_KERAS_REASON = (
+    "needs tf-keras (Keras 2) for tf.compat.v1.layers: pip install --no-deps "
+    "'tf-keras~=<your TF major.minor>.0' (.ci/run installs it)")
+
+requires_oracle = pytest.mark.skipif(not TF215_PYTHON, reason=ORACLE_REASON)
+
+
+def legacy_keras_available():
+    """Whether tf-keras can be imported by this interpreter."""
+    return importlib.util.find_spec("tf_keras") is not None
+
+
+requires_legacy_keras = pytest.mark.skipif(not legacy_keras_available(),
+                                           reason=LEGACY_KERAS_REASON)
 
 
 def load_driver(path, name):

@@ -1,7 +1,13 @@
-"""README's two opening commands stay true: CI runs README's test command verbatim."""
+"""README's two opening commands stay true: CI runs both verbatim, with skips forbidden."""
 
 import os
 import re
+import subprocess
+import sys
+
+import pytest
+
+from tests import conftest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -23,8 +29,36 @@ def test_readme_opens_with_main_job_and_test_commands():
     assert "pytest" in tests
 
 
-def test_ci_runs_the_readme_test_command():
-    test_command = _readme_commands()[1]
+def _ci_lines():
     with open(os.path.join(ROOT, ".ci", "run")) as f:
-        ci_lines = [line.strip() for line in f]
-    assert test_command.strip() in ci_lines
+        return [line.strip() for line in f if line.strip()]
+
+
+def test_ci_runs_the_readme_commands_last_in_order():
+    # The test command is CI's last line, so its exit status is CI's.
+    assert _ci_lines()[-2:] == [c.strip() for c in _readme_commands()]
+
+
+def test_ci_forbids_skips_before_running_the_tests():
+    lines = _ci_lines()
+    strict = f"export {conftest.REQUIRE_ALL_TESTS_ENV}=1"
+    assert strict in lines
+    assert lines.index(strict) < lines.index(_readme_commands()[1].strip())
+
+
+@pytest.mark.parametrize("strict, exit_code", [("1", 1), ("", 0)])
+def test_a_skip_fails_only_when_all_tests_are_required(tmp_path, strict, exit_code):
+    (tmp_path / "test_needs_something.py").write_text(
+        "import pytest\n\n\n"
+        "@pytest.mark.skipif(True, reason='needs the oracle')\n"
+        "def test_x():\n    pass\n")
+    env = dict(os.environ, PYTHONPATH=ROOT, **{conftest.REQUIRE_ALL_TESTS_ENV: strict})
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-q",
+         "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == exit_code, result.stdout
+    if strict:
+        assert "forbids skips: Skipped: needs the oracle" in result.stdout
+    else:
+        assert "1 skipped" in result.stdout

@@ -28,6 +28,8 @@ ERR_CHIEF_AND_MASTER = "cannot both be in the cluster"
 ERR_EVALUATOR_MASTER = "not supported with a legacy 'master'"
 ERR_MODEL_DIR_CONFLICT = "conflicts with the model_dir argument"
 ERR_BAD_ADDRESS = "'host:port' with a port from 1 to 65535"
+ERR_NO_CLUSTER_TYPE = "without a 'cluster', the task type must be 'worker'"
+ERR_NO_CLUSTER_INDEX = "without a 'cluster', the task index must be 0"
 
 
 def _config(monkeypatch, tf_config, **kwargs):
@@ -202,6 +204,19 @@ def test_task_without_cluster_trains_locally(monkeypatch):
     config = _config(monkeypatch, {"task": {"type": "worker", "index": 0}})
     assert config.is_chief and config.master == ""
     assert not config.cluster_spec.jobs and config.num_worker_replicas == 1
+
+
+@pytest.mark.parametrize("task, message", [
+    ({"type": "chief", "index": 0}, ERR_NO_CLUSTER_TYPE),
+    ({"type": "ps", "index": 0}, ERR_NO_CLUSTER_TYPE),
+    ({"type": "worker", "index": 1}, ERR_NO_CLUSTER_INDEX),
+    ({"type": "worker", "index": "1"}, ERR_NO_CLUSTER_INDEX)])
+def test_only_worker_0_may_run_without_a_cluster(monkeypatch, task, message):
+    # Any other role would train a model of its own into the shared model_dir.
+    with pytest.raises(ValueError, match=message) as error:
+        _config(monkeypatch, {"task": task})
+    assert str(error.value).startswith(ERR_FROM_TF_CONFIG)
+    assert repr(task) in str(error.value)
 
 
 @pytest.mark.parametrize("kwargs, error, message", [

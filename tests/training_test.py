@@ -286,6 +286,10 @@ def test_eval_result_validation():
         training._EvalResult(training._EvalStatus.EVALUATED, {"global_step": 1})
     with pytest.raises(ValueError, match="takes no metrics"):
         training._EvalResult(training._EvalStatus.NO_NEW_CHECKPOINT, {"global_step": 1})
+    # tf.estimator 2.15: metrics that are not a dict are a TypeError.
+    with pytest.raises(TypeError, match="must return a dict of metrics"):
+        training._EvalResult(training._EvalStatus.EVALUATED,
+                             [("loss", 1.0), ("global_step", 1)], "p")
     ok = training._EvalResult(training._EvalStatus.EVALUATED, {"global_step": 3}, "p")
     assert ok.metrics["global_step"] == 3
 
@@ -635,7 +639,7 @@ def test_in_process_cluster_every_role_finishes(tmp_path, monkeypatch):
     final_step = completion.read_training_complete(model_dir).global_step
     assert final_step >= 100
     assert metrics["global_step"] == final_step  # the final checkpoint was evaluated
-    assert exports and os.path.exists(os.path.join(exports[0], "saved_model.pb"))
+    assert exports and os.path.exists(os.path.join(exports[0].decode(), "saved_model.pb"))
 
 
 def _truncate(path):

@@ -53,10 +53,20 @@ class Timer:
         self.last_step = step
         self.last_time = self._clock()
 
-    def start(self):
-        """Starts counting local steps from zero, as if the task had just run."""
+    def start(self, due_at_first_step=False):
+        """Starts counting local steps from zero.
+
+        Args:
+          due_at_first_step: False: as if the task had just run (first due after a
+            full period); True: as if it never ran (due at the first tick, as
+            TensorFlow's SecondOrStepTimer is).
+        """
         self._local_steps = 0
-        self.mark(0)
+        if due_at_first_step:
+            self._marked = False
+            self.last_step = self.last_time = None
+        else:
+            self.mark(0)
 
     def tick(self):
         """Counts one local step; returns True (and marks) when the task is due."""

@@ -69,6 +69,13 @@ def test_local_ticks_by_seconds():
     assert not timer.tick()  # the period restarts when it fired
 
 
+def test_start_due_at_first_step_checks_at_once_then_every_period():
+    timer = Timer(every_steps=3)
+    timer.start(due_at_first_step=True)
+    assert [timer.tick() for _ in range(7)] == [True, False, False, True, False,
+                                                False, True]
+
+
 def test_start_restarts_the_count():
     timer = Timer(every_steps=2)
     timer.start()

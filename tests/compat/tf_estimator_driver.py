@@ -49,7 +49,8 @@ def main(model_dir):
         "tf_version": tf.__version__, "global_step": int(metrics["global_step"]),
         "loss": float(metrics["loss"]), "rerun_step": int(again["global_step"]),
         "evaluated_steps": sorted(el.read_eval_metrics(estimator.eval_dir())),
-        "export_ok": os.path.exists(os.path.join(exports[0], "saved_model.pb"))}))
+        "export_ok": os.path.exists(os.path.join(os.fsdecode(exports[0]),
+                                                  "saved_model.pb"))}))
 
 
 if __name__ == "__main__":

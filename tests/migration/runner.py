@@ -23,7 +23,6 @@ programs on both backends and prints one line per program and a JSON summary.
 """
 
 import dataclasses
-import importlib.util
 import json
 import math
 import os
@@ -33,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from tests import oracle as oracle_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM_DIR = os.path.join(ROOT, "examples", "migration")
@@ -293,11 +294,6 @@ class Run:
                 f"{'' if self.result else ' without a MIGRATION_RESULT line'}:\n{tail}")
 
 
-def legacy_keras_available():
-    """Whether tf-keras can be imported by this interpreter (TF >= 2.16 side)."""
-    return importlib.util.find_spec("tf_keras") is not None
-
-
 def swap_import(source, replacement, where="program", swap_line=SWAP_LINE):
     """`source` with its one `swap_line` replaced by `replacement`.
 
@@ -481,7 +477,7 @@ def run_both(prog, work_dir, legacy_keras=None):
       single-run check and difference.
     """
     if legacy_keras is None:
-        legacy_keras = legacy_keras_available()
+        legacy_keras = oracle_env.legacy_keras_available()
     hint_expected = prog.legacy_keras and not legacy_keras
     lite = run(prog, LITE, _subdir(work_dir, LITE), legacy_keras=legacy_keras)
     oracle = run(prog, ORACLE, _subdir(work_dir, ORACLE)) if TF215_PYTHON else None
@@ -512,7 +508,7 @@ def main(argv):
     summary = {}
     for name in names:
         prog = program(name)
-        if prog.legacy_keras and not legacy_keras_available():
+        if prog.legacy_keras and not oracle_env.legacy_keras_available():
             print(f"{name}: tf-keras is not importable here; estimator_lite side "
                   "runs without TF_USE_LEGACY_KERAS (expect the legacy-keras hint)")
         with tempfile.TemporaryDirectory(prefix=f"migration_{name}_") as work_dir:

@@ -18,7 +18,7 @@ def test_export_listener_exports_every_n_steps_and_the_last(tmp_path):
     # Saves at 0 (skipped), 10, 20, 30, 40, 45: exports at 10, 30 and the final 45.
     assert len(listener.export_results) == 3
     assert len(os.listdir(tmp_path / "export" / "periodic")) == 3
-    assert all(os.path.exists(os.path.join(p, "saved_model.pb"))
+    assert all(os.path.exists(os.path.join(p.decode(), "saved_model.pb"))
                for p in listener.export_results)
 
 

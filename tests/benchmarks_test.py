@@ -1,0 +1,45 @@
+"""Every benchmark runs in its --quick form and prints its JSON result line.
+
+Nothing here is timed: a quick run measures nothing. It proves that the benchmarks
+README quotes still run (benchmarks/towers.py once crashed on a RunConfig change
+that no test ran). With ESTIMATOR_LITE_TF215_PYTHON set (CI), the benchmarks that
+compare with tf.estimator 2.15 run their oracle side too.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Benchmark -> keys its JSON line must hold.
+BENCHMARKS = {
+    "train_overhead.py": ("bare_steps_per_sec", "estimator_vs_bare"),
+    "towers.py": ("plain_steps_per_sec", "towers_4_steps_per_sec",
+                  "one_device_overhead"),
+    "canned.py": ("dnn_estimator_lite_steps_per_sec",
+                  "wide_deep_estimator_lite_accuracy"),
+    "vs_tf_estimator.py": ("speedup", "median_secs"),
+}
+
+
+def test_every_benchmark_is_listed():
+    scripts = {n for n in os.listdir(os.path.join(ROOT, "benchmarks"))
+               if n.endswith(".py") and n != "bench_util.py"}
+    assert scripts == set(BENCHMARKS)
+
+
+@pytest.mark.parametrize("script", sorted(BENCHMARKS))
+def test_benchmark_quick_run_prints_its_json_line(script, tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("TF_CONFIG", None)
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", script), "--quick"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    missing = [key for key in BENCHMARKS[script] if key not in report]
+    assert missing == [], report
