@@ -13,7 +13,7 @@ import datetime
 import os
 import time
 
-from estimator_lite._engine import model_dir
+from estimator_lite._engine import model_dir, validation
 from estimator_lite._engine.event_files import new_summary_writer, scalar_summary
 from estimator_lite._engine.hook_protocol import run_with_hooks
 from estimator_lite._engine.shutdown import GracefulShutdown, grace_secs_from_env
@@ -21,7 +21,8 @@ from estimator_lite._engine.timer import Timer
 from estimator_lite._tf import logging, tf
 
 __all__ = ["TrainSession", "NanLossDuringTrainingError", "CheckpointPolicy",
-           "build_step_guard", "NOT_CHECKPOINTED"]
+           "build_step_guard", "NOT_CHECKPOINTED", "check_train_args", "step_limits",
+           "add_default_saver"]
 
 # Graph collection of global variables that checkpoints must leave out (e.g. the
 # early-stopping flag: restored as True it would stop a resumed run at once).
@@ -47,6 +48,64 @@ def _remove_checkpoint_temps(checkpoint_dir):
             logging.warning("Removing %s, left by a checkpoint save that did not "
                             "finish.", path)
             tf.io.gfile.rmtree(path)
+
+
+def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off):
+    """Checks the arguments of a train() call.
+
+    Args:
+      steps / max_steps: at most one, each None or an int >= 1.
+      hooks: SessionRunHooks or None.
+      saving_listeners: CheckpointSaverListeners or None.
+      checkpoints_off: this task would save checkpoints but no period is set.
+
+    Returns:
+      (hooks, listeners) as tuples.
+
+    Raises:
+      TypeError / ValueError: a wrong type or value; listeners given while
+        checkpoints are off.
+    """
+    if steps is not None and max_steps is not None:
+        raise ValueError(f"give steps or max_steps, not both; got steps={steps!r}, "
+                         f"max_steps={max_steps!r}")
+    validation.check_int("steps", steps, 1, allow_none=True)
+    validation.check_int("max_steps", max_steps, 1, allow_none=True)
+    hooks = validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+                                        "SessionRunHook")
+    listeners = validation.check_instances(
+        "saving_listeners", saving_listeners, tf.train.CheckpointSaverListener,
+        "CheckpointSaverListener")
+    if listeners and checkpoints_off:
+        raise ValueError("saving_listeners need checkpoints: set "
+                         "save_checkpoints_steps or save_checkpoints_secs")
+    return hooks, listeners
+
+
+def step_limits(steps, max_steps):
+    """The stop and target functions of `TrainSession.run` for a train() call.
+
+    Args:
+      steps: train this many more steps from the first global step, or None.
+      max_steps: train until the global step reaches this, or None.
+
+    Returns:
+      (stop_at_step_fn, target_step_fn); with neither limit, training runs until
+      the input ends or a hook stops it.
+    """
+    start = {}
+
+    def stop_at(step):
+        start.setdefault("step", step)
+        if max_steps is not None:
+            return step >= max_steps
+        return steps is not None and step >= start["step"] + steps
+
+    def target_step(first_step):
+        return max_steps if max_steps is not None else (
+            first_step + steps if steps is not None else None)
+
+    return stop_at, target_step
 
 
 class NanLossDuringTrainingError(RuntimeError):
@@ -76,6 +135,23 @@ class CheckpointPolicy:
     def enabled(self):
         """Whether periodic saving is on (no saves at all when both are None)."""
         return bool(self.save_steps or self.save_secs)
+
+
+def add_default_saver(scaffold, max_to_keep, keep_checkpoint_every_n_hours):
+    """Adds the checkpoint Saver unless the model_fn brought its own.
+
+    Called once the graph is complete (after the hooks' begin()), so variables
+    that hooks create are saved too, except those in NOT_CHECKPOINTED.
+    """
+    if scaffold.saver is not None or tf.get_collection(tf.GraphKeys.SAVERS):
+        return
+    skipped = {id(v) for v in tf.get_collection(NOT_CHECKPOINTED)}
+    var_list = [v for v in tf.global_variables() if id(v) not in skipped]
+    var_list += tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS)
+    tf.add_to_collection(tf.GraphKeys.SAVERS, tf.train.Saver(
+        var_list=var_list, sharded=True, max_to_keep=max_to_keep,
+        keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours,
+        save_relative_paths=True))
 
 
 def build_step_guard(global_step, train_op, loss):
