@@ -7,7 +7,7 @@ API and behaviour follow TF Estimator's Estimator (2.15). Every call builds its 
 import collections
 import os
 
-from estimator_lite._engine import eval_loop, predict_loop, validation
+from estimator_lite._engine import eval_loop, periodic_actions, predict_loop, validation
 from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine.fn_args import (
@@ -15,13 +15,7 @@ from estimator_lite._engine.fn_args import (
     check_declared_args,
     declared_args,
 )
-from estimator_lite._engine.train_session import (
-    CheckpointPolicy,
-    TrainSession,
-    add_default_saver,
-    check_train_args,
-    step_limits,
-)
+from estimator_lite._engine.train_session import TrainSession, check_train_args, step_limits
 from estimator_lite._tf import isolated_keras_names, logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.export.receivers import ServingInputReceiver
@@ -250,21 +244,27 @@ class Estimator:
         all_hooks = list(hooks) + list(spec.training_hooks)
         if config.is_chief:
             all_hooks += list(spec.training_chief_hooks)
-        checkpoint = CheckpointPolicy(
-            self._model_dir, config.save_checkpoints_steps, config.save_checkpoints_secs,
-            listeners, config.checkpoint_save_graph_def)
+        checkpoints = summaries = None
+        if config.is_chief:
+            checkpoints = periodic_actions.CheckpointSaver(
+                periodic_actions.CheckpointPolicy(
+                    self._model_dir, config.save_checkpoints_steps,
+                    config.save_checkpoints_secs, listeners,
+                    config.checkpoint_save_graph_def))
+            summaries = periodic_actions.TrainSummaries(
+                self._model_dir, config.save_summary_steps, spec.loss)
+        progress = periodic_actions.ReportProgress(
+            config.log_step_count_steps, spec.loss, summaries=summaries,
+            examples_per_step=input_fn_lib.static_batch_size(features))
         return TrainSession(
             global_step=global_step, train_op=spec.train_op, loss=spec.loss,
             scaffold=scaffold, hooks=all_hooks, master=config.master,
             session_config=config.session_config, is_chief=config.is_chief,
-            checkpoint=checkpoint, summary_dir=self._model_dir,
-            save_summary_steps=config.save_summary_steps,
-            log_step_count_steps=config.log_step_count_steps,
+            checkpoints=checkpoints, summaries=summaries, progress=progress,
             session_creation_timeout_secs=config.session_creation_timeout_secs,
-            before_finalize_fn=lambda: add_default_saver(
+            before_finalize_fn=lambda: periodic_actions.add_default_saver(
                 scaffold, config.keep_checkpoint_max,
-                config.keep_checkpoint_every_n_hours),
-            examples_per_step=input_fn_lib.static_batch_size(features))
+                config.keep_checkpoint_every_n_hours))
 
     def _apply_warm_start(self):
         ws = self._warm_start
