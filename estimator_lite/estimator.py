@@ -2,19 +2,26 @@
 
 API and behaviour follow TF Estimator's Estimator (2.15). Every call builds its own
 `tf.Graph` and leaves no global TensorFlow state behind.
+
+Who owns what. This module builds the graphs (input_fn and model_fn calls, devices,
+warm start, Keras name isolation) and hands them to the code that runs them:
+| train loop                 | `_engine/train_session.py`, `_engine/periodic.py` |
+| eval loop / predict loop   | `_engine/eval_loop.py` / `_engine/predict_loop.py`        |
+| SavedModel writing         | `export/saved_model.py` (signatures, atomic dirs, Builder) |
+| input_fn results           | `_engine/input_fn.py`                                     |
+| names in model_dir         | `_engine/model_dir.py`                                    |
+Other modules (extenders, hooks) use an Estimator only through its public API
+and the package interface at the end of this module, never its privates.
 """
 
 import collections
 import os
 
-from estimator_lite._engine import eval_loop, periodic_actions, predict_loop, validation
+from estimator_lite._engine import eval_loop, fn_args, predict_loop, validation
 from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._engine import model_dir as model_dir_lib
-from estimator_lite._engine.fn_args import (
-    call_with_declared_args,
-    check_declared_args,
-    declared_args,
-)
+from estimator_lite._engine import periodic_actions as periodic
+from estimator_lite._engine.fn_args import call_with_declared_args, declared_args
 from estimator_lite._engine.train_session import TrainSession, check_train_args, step_limits
 from estimator_lite._tf import isolated_keras_names, logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
@@ -47,7 +54,7 @@ class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
 
 def _check_model_fn(model_fn):
     validation.check_callable("model_fn", model_fn)
-    return check_declared_args("model_fn", model_fn, _MODEL_FN_ARGS, ("features",))
+    return fn_args.check_declared_args("model_fn", model_fn, _MODEL_FN_ARGS, ("features",))
 
 
 _LEGACY_KERAS_HINT = (
@@ -242,18 +249,15 @@ class Estimator:
             self._apply_warm_start()
         scaffold = input_fn_lib.scaffold_with_input(spec.scaffold, inputs.initializer)
         all_hooks = list(hooks) + list(spec.training_hooks)
-        if config.is_chief:
-            all_hooks += list(spec.training_chief_hooks)
         checkpoints = summaries = None
         if config.is_chief:
-            checkpoints = periodic_actions.CheckpointSaver(
-                periodic_actions.CheckpointPolicy(
-                    self._model_dir, config.save_checkpoints_steps,
-                    config.save_checkpoints_secs, listeners,
-                    config.checkpoint_save_graph_def))
-            summaries = periodic_actions.TrainSummaries(
+            all_hooks += list(spec.training_chief_hooks)
+            checkpoints = periodic.CheckpointSaver(periodic.CheckpointPolicy(
+                self._model_dir, config.save_checkpoints_steps,
+                config.save_checkpoints_secs, listeners, config.checkpoint_save_graph_def))
+            summaries = periodic.TrainSummaries(
                 self._model_dir, config.save_summary_steps, spec.loss)
-        progress = periodic_actions.ReportProgress(
+        progress = periodic.ReportProgress(
             config.log_step_count_steps, spec.loss, summaries=summaries,
             examples_per_step=input_fn_lib.static_batch_size(features))
         return TrainSession(
@@ -262,7 +266,7 @@ class Estimator:
             session_config=config.session_config, is_chief=config.is_chief,
             checkpoints=checkpoints, summaries=summaries, progress=progress,
             session_creation_timeout_secs=config.session_creation_timeout_secs,
-            before_finalize_fn=lambda: periodic_actions.add_default_saver(
+            before_finalize_fn=lambda: periodic.add_default_saver(
                 scaffold, config.keep_checkpoint_max,
                 config.keep_checkpoint_every_n_hours))
 

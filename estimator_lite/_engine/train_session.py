@@ -7,6 +7,16 @@ that fetches a single int64 computed after the train op: the new global step, or
 where other workers move it too) and a NaN check on every step for the price of a
 bare ``session.run(train_op)``. Summaries, loss logging and SessionRunHook fetches
 go through a full ``session.run`` only on the steps where one of them is due.
+
+Who owns what:
+| session create / restore / recover | `TrainSession` (`_create_session`, `_recover`) |
+| the step: guard, hooks, fast path  | `TrainSession._step`, `hook_protocol`          |
+| checkpoint saves and listeners     | `periodic_actions.CheckpointSaver`             |
+| training summaries (event file)    | `periodic_actions.TrainSummaries`              |
+| step rate, progress and ETA log    | `periodic_actions.ReportProgress`              |
+| SIGTERM / SIGINT                   | `shutdown.GracefulShutdown`                    |
+| train() arguments, stop conditions | `check_train_args`, `step_limits` (here)       |
+The Estimator builds the graph and the periodic actions, then hands them here.
 """
 
 import os
