@@ -189,8 +189,10 @@ class TrainSession:
                              else CheckpointSaver())
         self._summaries = summaries if is_chief else None
         self._progress = progress
-        # Periodic actions that may add fetches to a step, in fetch order.
+        # Periodic actions that may add fetches to a step, in fetch order; their
+        # bound `fetches` methods are kept so the per-step check is one call each.
         self._step_actions = tuple(a for a in (self._summaries, progress) if a is not None)
+        self._fetch_fns = tuple(a.fetches for a in self._step_actions)
         self._creation_timeout_secs = session_creation_timeout_secs
         self._clock = clock
         self._guard = build_step_guard(global_step, train_op, loss)
@@ -310,8 +312,8 @@ class TrainSession:
 
     def _extra_fetches(self, next_step):
         extra = {}
-        for action in self._step_actions:
-            action.fetches(next_step, extra)
+        for fetches in self._fetch_fns:
+            fetches(next_step, extra)
         return extra
 
     def _step(self, last_step):
@@ -396,13 +398,13 @@ class TrainSession:
             # Only once the session exists: a model_dir that holds another model
             # fails in session creation, and then nothing may be written there.
             self._summaries.open(self._graph)
-        checkpoints = self._checkpoints
+        save_due = self._checkpoints.due
         input_ended = False
         while True:
             while not (input_ended or self._stopping() or stop_at_step_fn(step)):
                 try:
                     step = self._step(step)
-                    if checkpoints.due(step) and self._save(step):
+                    if save_due(step) and self._save(step):
                         self._stop_requested = True
                 except tf.errors.OutOfRangeError:
                     logging.info("Input ended at global step %d; stopping training.",
