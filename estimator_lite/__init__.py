@@ -3,18 +3,22 @@
 A drop-in for the parts of TF Estimator that TensorFlow 2.16 removed:
 ``import estimator_lite as tf_estimator``.
 
-Layers, top to bottom (each imports only from the layers below it):
+Layers, top to bottom (each imports only from the layers below it;
+tests/layering_test.py checks the arrows):
 - the tf.estimator API, under tf.estimator's own module names: `estimator`,
-  `model_fn`, `run_config`, `training`, `exporter`, `early_stopping`,
-  `experimental`, `hooks`, `extenders`, `parsing_utils`, `export/` (receivers,
-  outputs, SavedModel writing), `inputs/`, `head/`, `canned/`, `tpu/`
-  (TPUEstimator on CPU/GPU), `keras_estimator` (model_to_estimator); tools
-  `launch` and `inspect`;
+  `run_config`, `training`, `early_stopping`, `experimental`, `hooks`,
+  `extenders`, `parsing_utils`, `inputs/`, `head/`, `canned/`, `tpu/` (TPUEstimator
+  on CPU/GPU), `compat/v1/` (TF 1.x's tf.estimator), `keras_estimator`
+  (model_to_estimator); tools `launch` and `inspect`;
 - `techniques/`: what tf.estimator lacked (towers, gradient accumulation, model
-  averaging, LR plateau, multi-task, periodic export, fresh start); never imports
-  `estimator` or `training`;
-- `_engine/`: how it runs (train session, hook protocol, timer, model_dir names,
-  event files, completion markers, argument checks); imports no public module;
+  averaging, LR plateau, multi-task, periodic export, fresh start); built on the
+  spec modules below, never on `estimator` or `training`;
+- the spec modules, the vocabulary of model_fns and exporters: `model_fn`
+  (EstimatorSpec, ModeKeys), `export/` (receivers, outputs, SavedModel writing),
+  `exporter`; they import only each other, `_engine` and `_tf`;
+- `_engine/`: how it runs (train session and its periodic actions, eval and
+  predict loops, hook protocol, timer, roles, model_dir names, event files,
+  completion markers, argument checks); imports no public module;
 - opt-in, for code the user cannot edit: `install` (`install_as_tf_estimator()`
   makes tf.estimator's module paths resolve here, `_alias_table` says which to
   which) and the runner `python -m estimator_lite.run`; never done at import;

@@ -2,24 +2,34 @@
 
 API and behaviour follow TF Estimator's Estimator (2.15). Every call builds its own
 `tf.Graph` and leaves no global TensorFlow state behind.
+
+Who owns what. This module builds the graphs (input_fn and model_fn calls, devices,
+warm start, Keras name isolation) and hands them to the code that runs them:
+| train loop                 | `_engine/train_session.py`, `_engine/periodic.py` |
+| eval loop / predict loop   | `_engine/eval_loop.py` / `_engine/predict_loop.py`        |
+| SavedModel writing         | `export/saved_model.py` (signatures, atomic dirs, Builder) |
+| input_fn results           | `_engine/input_fn.py`                                     |
+| names in model_dir         | `_engine/model_dir.py`                                    |
+Other modules (extenders, hooks) use an Estimator only through its public API
+and the package interface at the end of this module, never its privates.
 """
 
 import collections
 import os
-import tempfile
 
-import numpy as np
-
-from estimator_lite._engine import event_files, state_updates, validation
-from estimator_lite._engine import model_dir as model_dir_lib
-from estimator_lite._engine.fn_args import call_with_declared_args, declared_args
-from estimator_lite._engine.hook_protocol import RestoredSession, run_with_hooks
-from estimator_lite._engine.train_session import (
-    NOT_CHECKPOINTED,
-    CheckpointPolicy,
-    TrainSession,
+from estimator_lite._engine import (
+    eval_loop,
+    fn_args,
+    predict_loop,
+    state_updates,
+    validation,
 )
-from estimator_lite._tf import DATASET_TYPES, isolated_keras_names, logging, tf
+from estimator_lite._engine import input_fn as input_fn_lib
+from estimator_lite._engine import model_dir as model_dir_lib
+from estimator_lite._engine import periodic_actions as periodic
+from estimator_lite._engine.fn_args import call_with_declared_args, declared_args
+from estimator_lite._engine.train_session import TrainSession, check_train_args, step_limits
+from estimator_lite._tf import isolated_keras_names, logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.export.receivers import ServingInputReceiver
 from estimator_lite.model_fn import KERAS3_OPTIMIZER_HINT, EstimatorSpec, ModeKeys
@@ -50,62 +60,7 @@ class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
 
 def _check_model_fn(model_fn):
     validation.check_callable("model_fn", model_fn)
-    declared = declared_args(model_fn)
-    if declared is not None:
-        if "features" not in declared:
-            raise ValueError(f"model_fn must take a 'features' argument; it takes "
-                             f"{declared}")
-        unknown = [a for a in declared if a not in _MODEL_FN_ARGS]
-        if unknown:
-            raise ValueError(f"model_fn has unknown arguments {unknown}; it may take "
-                             f"only {list(_MODEL_FN_ARGS)}")
-    return model_fn
-
-
-def _resolve_model_dir(model_dir, config):
-    if model_dir is not None and not isinstance(model_dir, (str, os.PathLike)):
-        raise TypeError(f"model_dir must be a str or os.PathLike, got {model_dir!r}")
-    model_dir = os.fspath(model_dir) if model_dir is not None else None
-    if model_dir and config.model_dir and (os.path.abspath(model_dir) !=
-                                           os.path.abspath(config.model_dir)):
-        raise ValueError(f"model_dir {model_dir!r} differs from config.model_dir "
-                         f"{config.model_dir!r}; give one or make them equal")
-    resolved = model_dir or config.model_dir
-    if not resolved:
-        resolved = tempfile.mkdtemp(prefix="estimator_lite_")
-        logging.warning("No model_dir given; using temporary directory %s", resolved)
-    return resolved
-
-
-class _Input(collections.namedtuple(
-        "_Input", ["features", "labels", "initializer", "cardinality"])):
-    """What an input_fn gave: features, labels (or None), the iterator initializer
-    and the dataset's cardinality tensor (both None when it returned tensors)."""
-
-
-def _split_input(result):
-    """Turns an input_fn result into an _Input.
-
-    Accepts a tf.data dataset (TF1 `tf.compat.v1.data` or TF2 `tf.data`) of features
-    or of (features, labels), or such tensors directly; features may be a Tensor,
-    a SparseTensor or a dict of them.
-
-    Raises:
-      ValueError: a sequence that is not (features, labels).
-    """
-    initializer = cardinality = None
-    if isinstance(result, DATASET_TYPES):
-        cardinality = tf.data.experimental.cardinality(result)
-        iterator = tf.data.make_initializable_iterator(result)
-        initializer = iterator.initializer
-        result = iterator.get_next()
-    if isinstance(result, (tuple, list)):
-        if len(result) != 2:
-            raise ValueError("input_fn must return features, (features, labels) or a "
-                             "Dataset of them; got a sequence of length "
-                             f"{len(result)}")
-        return _Input(result[0], result[1], initializer, cardinality)
-    return _Input(result, None, initializer, cardinality)
+    return fn_args.check_declared_args("model_fn", model_fn, _MODEL_FN_ARGS, ("features",))
 
 
 _LEGACY_KERAS_HINT = (
@@ -175,7 +130,7 @@ class Estimator:
                             f"{config!r} of type {type(config).__name__}")
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params must be a dict or None, got {params!r}")
-        self._model_dir = _resolve_model_dir(model_dir, config)
+        self._model_dir = model_dir_lib.resolve_model_dir(model_dir, config.model_dir)
         self._config = (config if config.model_dir == self._model_dir
                         else config.replace(model_dir=self._model_dir))
         self._params = dict(params or {})
@@ -186,7 +141,7 @@ class Estimator:
             raise TypeError("warm_start_from must be a path or WarmStartSettings, got "
                             f"{warm_start_from!r}")
         self._warm_start = warm_start_from
-        self._eval_writers = {}
+        self._eval_summaries = eval_loop.EvalSummaries()
 
     model_dir = property(lambda self: self._model_dir, doc="Checkpoint directory.")
     config = property(lambda self: self._config, doc="The RunConfig.")
@@ -198,7 +153,7 @@ class Estimator:
     def _call_input_fn(self, input_fn, mode):
         validation.check_callable("input_fn", input_fn)
         available = {"mode": mode, "params": self.params, "config": self._config}
-        return _split_input(call_with_declared_args(input_fn, available))
+        return input_fn_lib.split_input(call_with_declared_args(input_fn, available))
 
     def _call_model_fn(self, features, labels, mode):
         declared = declared_args(self._model_fn)
@@ -236,33 +191,6 @@ class Estimator:
             if self._config.tf_random_seed is not None:
                 tf.set_random_seed(self._config.tf_random_seed)
         return graph
-
-    def _scaffold_with_input(self, scaffold, iterator_init):
-        """Adds the input iterator's initializer to the scaffold's local init op."""
-        if iterator_init is None:
-            return scaffold
-        local_init = scaffold.local_init_op
-        if local_init is None:
-            local_init = tf.group(tf.local_variables_initializer(),
-                                  tf.tables_initializer())
-        return tf.train.Scaffold(local_init_op=tf.group(local_init, iterator_init),
-                                 copy_from_scaffold=scaffold)
-
-    def _add_saver(self, scaffold):
-        """Adds the checkpoint Saver unless the model_fn brought its own.
-
-        Called once the graph is complete (after the hooks' begin()), so variables
-        that hooks create are saved too, except those in NOT_CHECKPOINTED.
-        """
-        if scaffold.saver is not None or tf.get_collection(tf.GraphKeys.SAVERS):
-            return
-        skipped = {id(v) for v in tf.get_collection(NOT_CHECKPOINTED)}
-        var_list = [v for v in tf.global_variables() if id(v) not in skipped]
-        var_list += tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS)
-        tf.add_to_collection(tf.GraphKeys.SAVERS, tf.train.Saver(
-            var_list=var_list, sharded=True, max_to_keep=self._config.keep_checkpoint_max,
-            keep_checkpoint_every_n_hours=self._config.keep_checkpoint_every_n_hours,
-            save_relative_paths=True))
 
     # Checkpoints -------------------------------------------------------------------
 
@@ -317,21 +245,10 @@ class Estimator:
           ValueError: both steps and max_steps given, or one is <= 0; listeners
             given with checkpointing disabled.
         """
-        if steps is not None and max_steps is not None:
-            raise ValueError(f"give steps or max_steps, not both; got steps={steps!r}, "
-                             f"max_steps={max_steps!r}")
-        validation.check_int("steps", steps, 1, allow_none=True)
-        validation.check_int("max_steps", max_steps, 1, allow_none=True)
-        hooks = validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
-                                            "SessionRunHook")
-        listeners = validation.check_instances(
-            "saving_listeners", saving_listeners, tf.train.CheckpointSaverListener,
-            "CheckpointSaverListener")
         config = self._config
-        if listeners and config.is_chief and not (config.save_checkpoints_steps or
-                                                  config.save_checkpoints_secs):
-            raise ValueError("saving_listeners need checkpoints: set "
-                             "save_checkpoints_steps or save_checkpoints_secs")
+        hooks, listeners = check_train_args(
+            steps, max_steps, hooks, saving_listeners, checkpoints_off=config.is_chief
+            and not (config.save_checkpoints_steps or config.save_checkpoints_secs))
         if max_steps is not None and self._current_step() >= max_steps:
             logging.info("Skipping training: max_steps=%d already reached.", max_steps)
             return self
@@ -339,18 +256,7 @@ class Estimator:
         with graph.as_default(), tf.device(self._device_fn()):
             session = self._build_train_session(input_fn, hooks, listeners)
         with graph.as_default():
-            start = {}
-
-            def stop_at(step):
-                start.setdefault("step", step)
-                if max_steps is not None:
-                    return step >= max_steps
-                return steps is not None and step >= start["step"] + steps
-
-            def target_step(first_step):
-                return max_steps if max_steps is not None else (
-                    first_step + steps if steps is not None else None)
-
+            stop_at, target_step = step_limits(steps, max_steps)
             last = session.run(stop_at, target_step_fn=target_step)
         logging.info("Training finished at global step %d.", last)
         return self
@@ -363,23 +269,29 @@ class Estimator:
         spec = self._call_train_model_fn(features, inputs.labels)
         if self._warm_start is not None and config.is_chief:
             self._apply_warm_start()
-        scaffold = self._scaffold_with_input(spec.scaffold, inputs.initializer)
+        scaffold = input_fn_lib.scaffold_with_input(spec.scaffold, inputs.initializer)
         all_hooks = list(hooks) + list(spec.training_hooks)
+        checkpoints = summaries = None
         if config.is_chief:
             all_hooks += list(spec.training_chief_hooks)
-        checkpoint = CheckpointPolicy(
-            self._model_dir, config.save_checkpoints_steps, config.save_checkpoints_secs,
-            listeners, config.checkpoint_save_graph_def, type(self).__name__)
+            checkpoints = periodic.CheckpointSaver(periodic.CheckpointPolicy(
+                self._model_dir, config.save_checkpoints_steps,
+                config.save_checkpoints_secs, listeners, config.checkpoint_save_graph_def,
+                type(self).__name__))
+            summaries = periodic.TrainSummaries(
+                self._model_dir, config.save_summary_steps, spec.loss)
+        progress = periodic.ReportProgress(
+            config.log_step_count_steps, spec.loss, summaries=summaries,
+            examples_per_step=input_fn_lib.static_batch_size(features))
         return TrainSession(
             global_step=global_step, train_op=spec.train_op, loss=spec.loss,
             scaffold=scaffold, hooks=all_hooks, master=config.master,
             session_config=config.session_config, is_chief=config.is_chief,
-            checkpoint=checkpoint, summary_dir=self._model_dir,
-            save_summary_steps=config.save_summary_steps,
-            log_step_count_steps=config.log_step_count_steps,
+            checkpoints=checkpoints, summaries=summaries, progress=progress,
             session_creation_timeout_secs=config.session_creation_timeout_secs,
-            before_finalize_fn=lambda: self._add_saver(scaffold),
-            examples_per_step=_static_batch_size(features))
+            before_finalize_fn=lambda: periodic.add_default_saver(
+                scaffold, config.keep_checkpoint_max,
+                config.keep_checkpoint_every_n_hours))
 
     def _call_train_model_fn(self, features, labels):
         """The TRAIN spec, its train op also running the layers' state updates.
@@ -434,9 +346,8 @@ class Estimator:
         graph = self._new_graph()
         with graph.as_default(), tf.device(self._eval_device()):
             metrics = self._run_evaluation(input_fn, steps, hooks, checkpoint_path)
-        self._write_eval_summary(self.eval_dir(name), metrics)
-        logging.info("Evaluation at step %d: %s", metrics["global_step"],
-                     ", ".join(f"{k} = {v}" for k, v in sorted(metrics.items())))
+        self._eval_summaries.write(self.eval_dir(name), metrics)
+        eval_loop.log_metrics("Evaluation", metrics)
         return metrics
 
     def _run_evaluation(self, input_fn, steps, hooks, checkpoint_path,
@@ -449,49 +360,18 @@ class Estimator:
         global_step = tf.train.get_or_create_global_step()
         inputs = self._call_input_fn(input_fn, ModeKeys.EVAL)
         spec = self._call_model_fn(inputs.features, inputs.labels, ModeKeys.EVAL)
-        metric_ops = dict(spec.eval_metric_ops)
-        metric_ops.setdefault("loss", tf.metrics.mean(spec.loss))
-        update_op = tf.group(*[op for _, op in metric_ops.values()])
-        values = {name: value for name, (value, _) in metric_ops.items()}
-        values["global_step"] = global_step
-        scaffold = self._scaffold_with_input(spec.scaffold, inputs.initializer)
+        update_op, values = eval_loop.metric_fetches(spec.eval_metric_ops, spec.loss,
+                                                     global_step)
+        scaffold = input_fn_lib.scaffold_with_input(spec.scaffold, inputs.initializer)
         if variable_values is not None:
-            scaffold = _scaffold_loading(scaffold, variable_values)
-        all_hooks = list(hooks) + list(spec.evaluation_hooks)
-        with RestoredSession(scaffold, checkpoint_path, self._local_session_config(),
-                             self._config.evaluation_master, all_hooks) as session:
-            total = _eval_batches(session, inputs.cardinality, steps)
-            done = _run_eval_loop(session, all_hooks, update_op, steps, total)
-            if done == 0:
-                raise ValueError("evaluation ran no batch: the eval input_fn produced "
-                                 "no data (an empty dataset?); metrics would be "
-                                 "meaningless")
-            metrics = session.run(values)
-        return {name: _to_python(value) for name, value in metrics.items()}
-
-    def _evaluate_values(self, input_fn, steps, hooks, name, variable_values):
-        """Evaluates given variable values instead of a checkpoint.
-
-        Used by experimental.InMemoryEvaluatorHook during training; results are
-        written to eval_dir(name) like evaluate()'s.
-        """
-        graph = self._new_graph()
-        with graph.as_default(), tf.device(self._eval_device()):
-            metrics = self._run_evaluation(input_fn, steps, hooks, None,
-                                           variable_values=variable_values)
-        self._write_eval_summary(self.eval_dir(name), metrics)
-        logging.info("In-memory evaluation at step %d: %s", metrics["global_step"],
-                     ", ".join(f"{k} = {v}" for k, v in sorted(metrics.items())))
-        return metrics
-
-    def _write_eval_summary(self, eval_dir, metrics):
-        scalars = {k: v for k, v in metrics.items() if k != "global_step"}
-        writer = self._eval_writers.get(eval_dir)
-        if writer is None:
-            writer = event_files.new_summary_writer(eval_dir)
-            self._eval_writers[eval_dir] = writer
-        writer.add_summary(event_files.scalar_summary(scalars), metrics["global_step"])
-        writer.flush()
+            scaffold = eval_loop.scaffold_loading(scaffold, variable_values)
+        return eval_loop.run_evaluation(
+            update_op=update_op, values=values, scaffold=scaffold,
+            hooks=list(hooks) + list(spec.evaluation_hooks),
+            checkpoint_path=checkpoint_path,
+            session_config=self._local_session_config(),
+            master=self._config.evaluation_master, cardinality=inputs.cardinality,
+            steps=steps)
 
     # Predict -----------------------------------------------------------------------
 
@@ -524,24 +404,16 @@ class Estimator:
             tf.train.get_or_create_global_step()
             inputs = self._call_input_fn(input_fn, ModeKeys.PREDICT)
             spec = self._call_model_fn(inputs.features, None, ModeKeys.PREDICT)
-            predictions = _select_predictions(spec.predictions, predict_keys)
-            scaffold = self._scaffold_with_input(spec.scaffold, inputs.initializer)
-            all_hooks = list(hooks) + list(spec.prediction_hooks)
-            with RestoredSession(scaffold, checkpoint_path,
-                                  self._local_session_config(),
-                                  self._config.evaluation_master, all_hooks) as session:
-                run_predictions = session.make_callable(predictions)
-                stop = False
-                while not stop:
-                    try:
-                        batch, stop = run_with_hooks(session, all_hooks, predictions,
-                                                     fast_fn=run_predictions)
-                    except tf.errors.OutOfRangeError:
-                        break
-                    if yield_single_examples:
-                        yield from _unbatch(batch)
-                    else:
-                        yield batch
+            predictions = predict_loop.select_predictions(spec.predictions,
+                                                          predict_keys)
+            scaffold = input_fn_lib.scaffold_with_input(spec.scaffold, inputs.initializer)
+            yield from predict_loop.run_predictions(
+                predictions=predictions, scaffold=scaffold,
+                hooks=list(hooks) + list(spec.prediction_hooks),
+                checkpoint_path=checkpoint_path,
+                session_config=self._local_session_config(),
+                master=self._config.evaluation_master,
+                yield_single_examples=yield_single_examples)
 
     # Export ------------------------------------------------------------------------
 
@@ -590,17 +462,14 @@ class Estimator:
                 as_text, checkpoint_path, strip_default_attrs):
         validation.check_callable("serving_input_receiver_fn", serving_input_receiver_fn)
         checkpoint_path = self._require_checkpoint(checkpoint_path)
-        export_dir = saved_model_lib.make_export_dir(os.fspath(export_dir_base))
 
         def write(temp_dir):
             self._write_saved_model(temp_dir, serving_input_receiver_fn, checkpoint_path,
                                     as_text, strip_default_attrs)
-            _copy_assets_extra(temp_dir, assets_extra)
 
-        saved_model_lib.write_atomically(export_dir, write)
-        logging.info("Exported SavedModel to %s", export_dir)
         # tf.estimator returned bytes, and programs call .decode() on the result.
-        return os.fsencode(export_dir)
+        return os.fsencode(saved_model_lib.export_to_new_dir(
+            os.fspath(export_dir_base), write, assets_extra))
 
     def _write_saved_model(self, temp_dir, serving_input_receiver_fn, checkpoint_path,
                            as_text, strip_default_attrs):
@@ -615,21 +484,11 @@ class Estimator:
             signatures = saved_model_lib.build_signature_defs(
                 spec.export_outputs, receiver.receiver_tensors,
                 receiver.receiver_tensors_alternatives)
-            init_op = tf.group(tf.local_variables_initializer(),
-                               tf.tables_initializer())
-            # Not scaffold.finalize(): the SavedModel builder still edits the graph.
-            saver = spec.scaffold.saver or tf.train.Saver(sharded=True)
-            with tf.Session(config=self._local_session_config()) as session:
-                saver.restore(session, checkpoint_path)
-                builder = tf.saved_model.Builder(temp_dir)
-                builder.add_meta_graph_and_variables(
-                    session, [tf.saved_model.tag_constants.SERVING],
-                    signature_def_map=signatures,
-                    assets_collection=tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS),
-                    main_op=init_op, clear_devices=True,
-                    strip_default_attrs=strip_default_attrs,
-                    saver=saver)
-                builder.save(as_text)
+            saved_model_lib.write_saved_model(
+                temp_dir, signature_def_map=signatures, saver=spec.scaffold.saver,
+                checkpoint_path=checkpoint_path,
+                session_config=self._local_session_config(), as_text=as_text,
+                strip_default_attrs=strip_default_attrs)
 
     def _local_session_config(self):
         """The session config for evaluation, prediction and export."""
@@ -639,109 +498,35 @@ class Estimator:
         return config
 
 
-def _static_batch_size(features):
-    """Dimension 0 of the first dense feature when it is known in the graph."""
-    tensors = features.values() if isinstance(features, dict) else [features]
-    for tensor in tensors:
-        if isinstance(tensor, tf.Tensor) and tensor.shape.ndims:
-            size = tensor.shape[0]
-            size = getattr(size, "value", size)
-            return int(size) if size is not None else None
-    return None
+# Package interface ----------------------------------------------------------------------
+# What extenders.py and hooks.py need of an Estimator beyond tf.estimator's public API.
+# Functions rather than methods, so an Estimator's attributes stay tf.estimator's.
 
 
-def _select_predictions(predictions, predict_keys):
-    if predict_keys is None:
-        return predictions
-    if not isinstance(predictions, dict):
-        raise ValueError("predict_keys needs the model_fn to return a dict of "
-                         f"predictions; got {predictions!r}")
-    keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
-    missing = [k for k in keys if k not in predictions]
-    if missing:
-        raise ValueError(f"predict_keys {missing} are not among the predictions "
-                         f"{sorted(predictions)}")
-    return {k: predictions[k] for k in keys}
+def call_model_fn(estimator, features, labels, mode):
+    """Calls `estimator`'s model_fn (with its params and config); returns the checked
+    EstimatorSpec (see Estimator._call_model_fn)."""
+    return estimator._call_model_fn(features, labels, mode)
 
 
-def _unbatch(batch):
-    """Splits a batch (array or dict of arrays) into single examples."""
-    if not isinstance(batch, dict):
-        yield from batch
-        return
-    sizes = {key: np.shape(value)[0] if np.ndim(value) else None
-             for key, value in batch.items()}
-    distinct = set(sizes.values())
-    if len(distinct) != 1 or None in distinct:
-        raise ValueError("yield_single_examples=True needs every prediction to have "
-                         f"the same batch size (dimension 0); got {sizes}")
-    keys = tuple(batch)
-    # zip over the arrays builds each example's dict without per-key indexing.
-    for values in zip(*batch.values(), strict=True):
-        yield dict(zip(keys, values, strict=True))
+def warm_start_settings(estimator):
+    """The WarmStartSettings `estimator` was built with, or None."""
+    return estimator._warm_start
 
 
-def _to_python(value):
-    return value.item() if isinstance(value, np.generic) else value
+def evaluate_values(estimator, input_fn, steps, hooks, name, variable_values):
+    """Evaluates variable values ({variable name: value}) instead of a checkpoint.
 
+    Used by hooks.InMemoryEvaluatorHook during training; results are written to
+    `estimator.eval_dir(name)` like evaluate()'s.
 
-def _copy_assets_extra(export_dir, assets_extra):
-    if not assets_extra:
-        return
-    for dest, source in assets_extra.items():
-        target = os.path.join(export_dir, "assets.extra", dest)
-        tf.io.gfile.makedirs(os.path.dirname(target))
-        tf.io.gfile.copy(source, target, overwrite=True)
-
-
-def _scaffold_loading(scaffold, variable_values):
-    """A scaffold that initialises, then loads `variable_values` by variable name."""
-    def load(unused_scaffold, session):
-        del unused_scaffold
-        for variable in tf.global_variables():
-            value = variable_values.get(variable.op.name)
-            if value is not None:
-                variable.load(value, session)
-    return tf.train.Scaffold(init_fn=load, copy_from_scaffold=scaffold)
-
-
-def _eval_batches(session, cardinality, steps):
-    """How many batches this evaluation will run, or None when unknown.
-
-    Raises:
-      ValueError: the eval dataset is infinite and `steps` is None (it would
-        never end).
+    Returns:
+      The metrics dict, with 'global_step'.
     """
-    if cardinality is None:
-        return steps
-    count = int(session.run(cardinality))
-    if count == tf.data.experimental.INFINITE_CARDINALITY:
-        if steps is None:
-            raise ValueError("the eval input_fn returns an infinite dataset (it "
-                             "repeats forever) and steps is None, so evaluation "
-                             "would never end; pass steps or stop repeating")
-        return steps
-    if count < 0:  # unknown (e.g. after filter)
-        return steps
-    return count if steps is None else min(count, steps)
-
-
-def _run_eval_loop(session, hooks, update_op, steps, total):
-    """Runs update_op until `steps`, the end of input or a hook's stop.
-
-    Logs progress every tenth of `total` when it is known. Returns the batches run.
-    """
-    run_update = session.make_callable(update_op)
-    log_every = max(1, total // 10) if total else None
-    done = 0
-    while steps is None or done < steps:
-        try:
-            _, stop = run_with_hooks(session, hooks, update_op, fast_fn=run_update)
-        except tf.errors.OutOfRangeError:
-            break
-        done += 1
-        if log_every and (done % log_every == 0 or done == total):
-            logging.info("Evaluation [%d/%d]", done, total)
-        if stop:
-            break
-    return done
+    graph = estimator._new_graph()
+    with graph.as_default(), tf.device(estimator._eval_device()):
+        metrics = estimator._run_evaluation(input_fn, steps, hooks, None,
+                                            variable_values=variable_values)
+    estimator._eval_summaries.write(estimator.eval_dir(name), metrics)
+    eval_loop.log_metrics("In-memory evaluation", metrics)
+    return metrics

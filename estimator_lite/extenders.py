@@ -1,8 +1,8 @@
 """add_metrics: give an existing estimator more evaluation metrics (tf.estimator's)."""
 
 from estimator_lite._engine import validation
-from estimator_lite._engine.fn_args import call_with_declared_args, declared_args
-from estimator_lite.estimator import Estimator
+from estimator_lite._engine.fn_args import call_with_declared_args, check_declared_args
+from estimator_lite.estimator import Estimator, call_model_fn, warm_start_settings
 from estimator_lite.model_fn import ModeKeys
 
 __all__ = ["add_metrics"]
@@ -12,14 +12,7 @@ _METRIC_FN_ARGS = ("features", "labels", "predictions", "config")
 
 def _check_metric_fn(metric_fn):
     validation.check_callable("metric_fn", metric_fn)
-    declared = declared_args(metric_fn)
-    if declared is None:
-        return metric_fn
-    unknown = [a for a in declared if a not in _METRIC_FN_ARGS]
-    if unknown:
-        raise ValueError(f"metric_fn has unknown arguments {unknown}; it may take only "
-                         f"{list(_METRIC_FN_ARGS)}")
-    return metric_fn
+    return check_declared_args("metric_fn", metric_fn, _METRIC_FN_ARGS)
 
 
 def add_metrics(estimator, metric_fn):
@@ -46,7 +39,7 @@ def add_metrics(estimator, metric_fn):
     _check_metric_fn(metric_fn)
 
     def model_fn(features, labels, mode, config):
-        spec = estimator._call_model_fn(features, labels, mode)
+        spec = call_model_fn(estimator, features, labels, mode)
         if mode != ModeKeys.EVAL:
             return spec
         available = {"features": features, "labels": labels,
@@ -58,4 +51,4 @@ def add_metrics(estimator, metric_fn):
         return spec._replace(eval_metric_ops={**spec.eval_metric_ops, **extra})
 
     return Estimator(model_fn, model_dir=estimator.model_dir, config=estimator.config,
-                     warm_start_from=estimator._warm_start)
+                     warm_start_from=warm_start_settings(estimator))

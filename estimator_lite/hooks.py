@@ -7,6 +7,7 @@ swap. `InMemoryEvaluatorHook` and `make_stop_at_checkpoint_step_hook` (tf.estima
 `experimental` names) are implemented here.
 """
 
+from estimator_lite import estimator as estimator_lib
 from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine import validation
 from estimator_lite._engine.timer import Timer
@@ -89,10 +90,10 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
 
     def _evaluate(self, session):
         values = session.run(self._variables)
-        # Private on purpose: the evaluation graph must be built by the estimator
-        # this hook belongs to (same model_fn, params and config).
-        self.last_metrics = self._estimator._evaluate_values(
-            self._input_fn, self._steps, self._hooks, self._name, values)
+        # The evaluation graph is built by the estimator this hook belongs to (same
+        # model_fn, params and config), through the estimator module's package interface.
+        self.last_metrics = estimator_lib.evaluate_values(
+            self._estimator, self._input_fn, self._steps, self._hooks, self._name, values)
 
 
 class _StopAtCheckpointStepHook(tf.train.SessionRunHook):

@@ -22,6 +22,7 @@ import threading
 import time
 
 from estimator_lite._engine import local_cluster as cluster_lib
+from estimator_lite._engine import roles
 
 __all__ = ["main", "Role", "plan_roles"]
 
@@ -40,24 +41,25 @@ class Role:
 
     @property
     def label(self):
-        """`chief` and `evaluator` are unique; others show their index."""
-        if self.task_type in ("chief", "evaluator"):
+        """Unique roles (`chief`, `evaluator`) show no index; others do."""
+        if roles.is_unique(self.task_type):
             return self.task_type
         return f"{self.task_type}:{self.index}"
 
     @property
     def trains(self):
-        return self.task_type in ("chief", "worker")
+        """Whether this role runs the training loop (chief, workers)."""
+        return roles.trains(self.task_type)
 
 
 def plan_roles(num_ps, num_workers, evaluator):
     """Returns the Roles to start: chief, workers, ps tasks, then the evaluator."""
-    roles = [Role("chief", 0)]
-    roles += [Role("worker", i) for i in range(num_workers)]
-    roles += [Role("ps", i) for i in range(num_ps)]
+    planned = [Role(roles.CHIEF, 0)]
+    planned += [Role(roles.WORKER, i) for i in range(num_workers)]
+    planned += [Role(roles.PS, i) for i in range(num_ps)]
     if evaluator:
-        roles.append(Role("evaluator", 0))
-    return roles
+        planned.append(Role(roles.EVALUATOR, 0))
+    return planned
 
 
 def _parse(argv):

@@ -9,7 +9,7 @@ ValueError whose message starts with "TF_CONFIG" and shows the offending value.
 import json
 import os
 
-from estimator_lite._engine import validation
+from estimator_lite._engine import roles, validation
 from estimator_lite._tf import logging, tf
 
 __all__ = ["RunConfig", "TaskType", "ClusterInfo", "parse_tf_config", "strategy_device"]
@@ -20,17 +20,19 @@ _USE_DEFAULT = object()
 
 
 class TaskType:
-    """Task types of a TF_CONFIG cluster, as in TF Estimator's RunConfig."""
+    """Task types of a TF_CONFIG cluster, as in TF Estimator's RunConfig.
 
-    MASTER = "master"
-    PS = "ps"
-    WORKER = "worker"
-    CHIEF = "chief"
-    EVALUATOR = "evaluator"
+    The names and what each role does are owned by `_engine/roles.py`.
+    """
+
+    MASTER = roles.MASTER
+    PS = roles.PS
+    WORKER = roles.WORKER
+    CHIEF = roles.CHIEF
+    EVALUATOR = roles.EVALUATOR
 
 
-_VALID_TASK_TYPES = (TaskType.CHIEF, TaskType.WORKER, TaskType.PS, TaskType.MASTER,
-                     TaskType.EVALUATOR)
+_VALID_TASK_TYPES = roles.ALL
 _VALID_ENVIRONMENTS = ("cloud", "google", "local")
 
 
@@ -91,7 +93,7 @@ def _check_cluster(cluster):
                                    "strings", addresses)
         for address in addresses:
             _check_address(job, address)
-    for single in (TaskType.CHIEF, TaskType.MASTER):
+    for single in roles.CHIEFS:
         if len(cluster.get(single, ())) > 1:
             raise _tf_config_error(f"at most one {single!r} task is allowed",
                                    cluster[single])
@@ -251,11 +253,10 @@ def parse_tf_config(raw=None):
         master = ""
     else:
         master = "grpc://" + cluster[task_type][task_id]
-    workers = sum(len(cluster.get(j, ())) for j in
-                  (TaskType.CHIEF, TaskType.MASTER, TaskType.WORKER))
+    workers = sum(len(cluster.get(j, ())) for j in roles.TRAINING)
     return ClusterInfo(
         cluster_spec=tf.train.ClusterSpec(cluster), task_type=task_type,
-        task_id=task_id, is_chief=task_type in (TaskType.CHIEF, TaskType.MASTER),
+        task_id=task_id, is_chief=task_type in roles.CHIEFS,
         master=master, evaluation_master=eval_master,
         num_ps_replicas=len(cluster.get(TaskType.PS, ())), num_worker_replicas=workers,
         global_id_in_cluster=_global_id(cluster, task_type, task_id),
@@ -266,7 +267,7 @@ def _default_device_filters(info):
     """Device filters so a task only talks to the ps and itself (not other workers)."""
     if not info.cluster_spec.jobs:
         return None
-    if info.task_type in (TaskType.CHIEF, TaskType.MASTER):
+    if info.task_type in roles.CHIEFS:
         return ["/job:ps", f"/job:{info.task_type}"]
     if info.task_type == TaskType.WORKER:
         return ["/job:ps", f"/job:worker/task:{info.task_id}"]

@@ -5,6 +5,19 @@ Names and behaviour follow TF Estimator 2.15's training.py, with improvements
 see README's "Where it does better"). Test seams: this module reads the clock
 only through its attribute `time` (``time.time()``, ``time.sleep()``) and starts
 servers only through its attribute `server_lib` (``server_lib.Server(...)``).
+
+Who owns what:
+| TrainSpec / EvalSpec               | here (immutable, validated)                  |
+| which role this process runs       | `_TrainingExecutor.run`; role names and      |
+|                                    | facts in `_engine/roles.py`                  |
+| chief / worker / master / ps       | `run_chief` ... `run_ps`; servers and worker |
+|                                    | delays in `_start_distributed_training`      |
+| the evaluator role                 | `_start_continuous_evaluation` (the loop),   |
+|                                    | `_execute_evaluator_once` (one iteration)    |
+| evaluate the latest checkpoint,    | `_Evaluator`                                 |
+| then run the exporters             |                                              |
+| evaluation during local training   | `_NewCheckpointListenerForEvaluate`          |
+| "training is over" markers         | `_engine/completion.py`                      |
 """
 
 import collections
@@ -12,12 +25,11 @@ import time
 import typing
 
 from estimator_lite import exporter as exporter_lib
-from estimator_lite._engine import completion, event_files, validation
+from estimator_lite._engine import completion, event_files, roles, validation
 from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine.timer import Timer
 from estimator_lite._tf import logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
-from estimator_lite.run_config import TaskType
 
 __all__ = ["TrainSpec", "EvalSpec", "EstimatorLike", "train_and_evaluate"]
 
@@ -453,9 +465,9 @@ class _TrainingExecutor:
     estimator = property(lambda self: self._estimator)
 
     def _role_runners(self):
-        return {TaskType.CHIEF: self.run_chief, TaskType.WORKER: self.run_worker,
-                TaskType.MASTER: self.run_master, TaskType.PS: self.run_ps,
-                TaskType.EVALUATOR: self.run_evaluator}
+        return {roles.CHIEF: self.run_chief, roles.WORKER: self.run_worker,
+                roles.MASTER: self.run_master, roles.PS: self.run_ps,
+                roles.EVALUATOR: self.run_evaluator}
 
     def run(self):
         """Runs this process's role; local training when there is no cluster.
@@ -469,16 +481,14 @@ class _TrainingExecutor:
         """
         config = self._estimator.config
         task_type = config.task_type
-        if not _has_cluster(config) and task_type != TaskType.EVALUATOR:
+        if not _has_cluster(config) and task_type != roles.EVALUATOR:
             logging.info("No cluster in the config: training and evaluating locally.")
             return self.run_local()
         runners = self._role_runners()
         if task_type not in runners:
             raise ValueError(f"task type {task_type!r} cannot run in a cluster; valid "
                              f"task types: {', '.join(sorted(runners))}")
-        if task_type == TaskType.EVALUATOR and config.task_id != 0:
-            raise ValueError(f"only one evaluator (index 0) is supported, got index "
-                             f"{config.task_id}")
+        roles.check_evaluator_index(task_type, config.task_id)
         return runners[task_type]()
 
     # Roles --------------------------------------------------------------------------
@@ -576,7 +586,7 @@ class _TrainingExecutor:
         watcher = completion.CompletionWatcher(self._estimator.model_dir,
                                                self._train_spec.max_steps, _now,
                                                grace_secs)
-        num_workers = _num_tasks(config.cluster_spec, TaskType.WORKER)
+        num_workers = _num_tasks(config.cluster_spec, roles.WORKER)
         marker_secs = None
         while True:
             if watcher.poll() is not None:
@@ -600,6 +610,10 @@ class _TrainingExecutor:
         Returns:
           (metrics, export_results) of the last evaluation, or (None, None).
         """
+        return self._start_continuous_evaluation()
+
+    def _start_continuous_evaluation(self):
+        """The evaluator's loop: start delay, then one iteration until one says stop."""
         spec = self._eval_spec
         # Watch before the start delay: it counts towards an old marker's grace.
         watcher = completion.CompletionWatcher(self._estimator.model_dir,
@@ -610,29 +624,40 @@ class _TrainingExecutor:
                          spec.start_delay_secs)
             time.sleep(spec.start_delay_secs)
         evaluator = self._make_evaluator()
-        listener = self._continuous_eval_listener
-        while True:
-            start = _now()
-            marker = watcher.poll()  # read first: a marker means the latest is final
-            if not listener.before_eval():
-                logging.info("Continuous-eval listener stopped the evaluator.")
-                break
-            final_step = marker.global_step if marker is not None else None
-            result, _ = evaluator.evaluate_and_export(final_step=final_step)
-            if not listener.after_eval(result):
-                logging.info("Continuous-eval listener stopped the evaluator.")
-                break
-            if evaluator.final_export_done:
-                break
-            if marker is not None and result.status != _EvalStatus.EVALUATED:
-                evaluator.export_final_if_needed()
-                break
-            remaining = spec.throttle_secs - (_now() - start)
-            if remaining > 0:
-                time.sleep(remaining)
+        while self._execute_evaluator_once(evaluator, watcher):
+            pass
         if evaluator.last_result is None:
             return None, None
         return evaluator.last_result.metrics, evaluator.last_export_results
+
+    def _execute_evaluator_once(self, evaluator, watcher):
+        """One evaluator iteration: evaluate the latest new checkpoint and export,
+        then sleep out the rest of `throttle_secs`.
+
+        Returns:
+          False once evaluation is over (final checkpoint evaluated and exported,
+          or the continuous-eval listener said stop), else True.
+        """
+        start = _now()
+        marker = watcher.poll()  # read first: a marker means the latest is final
+        listener = self._continuous_eval_listener
+        if not listener.before_eval():
+            logging.info("Continuous-eval listener stopped the evaluator.")
+            return False
+        final_step = marker.global_step if marker is not None else None
+        result, _ = evaluator.evaluate_and_export(final_step=final_step)
+        if not listener.after_eval(result):
+            logging.info("Continuous-eval listener stopped the evaluator.")
+            return False
+        if evaluator.final_export_done:
+            return False
+        if marker is not None and result.status != _EvalStatus.EVALUATED:
+            evaluator.export_final_if_needed()
+            return False
+        remaining = self._eval_spec.throttle_secs - (_now() - start)
+        if remaining > 0:
+            time.sleep(remaining)
+        return True
 
     # Servers ---------------------------------------------------------------------------
 
@@ -643,7 +668,7 @@ class _TrainingExecutor:
             logging.info("environment 'google': the platform runs the servers.")
         elif sum(_num_tasks(config.cluster_spec, j) for j in config.cluster_spec.jobs) > 1:
             self._start_std_server(config)
-        if config.task_type == TaskType.WORKER:
+        if config.task_type == roles.WORKER:
             max_delay = getattr(config, "experimental_max_worker_delay_secs", None)
             max_delay = _MAX_DELAY_SECS if max_delay is None else int(max_delay)
             delay = min(max_delay, _DELAY_SECS_PER_WORKER * (config.task_id + 1))
@@ -659,7 +684,7 @@ class _TrainingExecutor:
             raise RuntimeError("cannot start a server: the config has no task_type")
         if config.task_id is None:
             raise RuntimeError("cannot start a server: the config has no task_id")
-        if config.task_type != TaskType.PS and not config.master:
+        if config.task_type != roles.PS and not config.master:
             raise RuntimeError(f"cannot train as {config.task_type!r}: the config has "
                                "no master address")
         logging.info("Starting server for %s:%d.", config.task_type, config.task_id)
@@ -690,9 +715,5 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
       TypeError: wrong estimator or spec types.
       ValueError: an evaluator with index > 0, or an unknown task type.
     """
-    executor = _TrainingExecutor(estimator, train_spec, eval_spec)
-    config = estimator.config
-    if config.task_type == TaskType.EVALUATOR and config.task_id != 0:
-        raise ValueError(f"only one evaluator (index 0) is supported, got index "
-                         f"{config.task_id}")
-    return executor.run()
+    # run() checks the role (an unknown type, a second evaluator) before doing anything.
+    return _TrainingExecutor(estimator, train_spec, eval_spec).run()

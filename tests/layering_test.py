@@ -1,4 +1,5 @@
-"""The package's layers import only downwards (see estimator_lite/__init__.py)."""
+"""The package's layers import only downwards (see estimator_lite/__init__.py and
+README's Architecture)."""
 
 import ast
 import os
@@ -49,12 +50,39 @@ def test_engine_imports_no_public_module(path):
     assert _layer_violations(path, allowed) == []
 
 
+# The spec modules: the vocabulary a model_fn and an exporter speak (EstimatorSpec,
+# ModeKeys, receivers, export outputs, SavedModel writing, Exporter). They sit under
+# the orchestration modules, so techniques may build on them.
+SPEC_MODULES = ("estimator_lite.model_fn", "estimator_lite.export",
+                "estimator_lite.exporter")
+SPEC_PATHS = [os.path.join(PACKAGE, "model_fn.py"), os.path.join(PACKAGE, "exporter.py")]
+SPEC_PATHS += _modules("export")
+BELOW_API = ("estimator_lite._engine", "estimator_lite._tf")
+
+
+def _violations_below_root(path, allowed):
+    """Like _layer_violations, where `from estimator_lite import m` counts as m only."""
+    return [n for n in _layer_violations(path, allowed) if n != "estimator_lite"]
+
+
+@pytest.mark.parametrize("path", SPEC_PATHS, ids=os.path.basename)
+def test_spec_modules_import_only_specs_engine_and_tf(path):
+    assert _violations_below_root(path, SPEC_MODULES + BELOW_API) == []
+
+
 @pytest.mark.parametrize("path", _modules("techniques"), ids=os.path.basename)
 def test_techniques_never_import_estimator_or_training(path):
     forbidden = ("estimator_lite.estimator", "estimator_lite.training")
     bad = [n for n in _package_imports(path)
            if n in forbidden or n.startswith(tuple(f + "." for f in forbidden))]
     assert bad == []
+
+
+@pytest.mark.parametrize("path", _modules("techniques"), ids=os.path.basename)
+def test_techniques_import_only_specs_techniques_engine_and_tf(path):
+    # Nothing that imports `estimator` or `training` either.
+    allowed = SPEC_MODULES + BELOW_API + ("estimator_lite.techniques",)
+    assert _violations_below_root(path, allowed) == []
 
 
 def test_tf_module_imports_nothing_of_the_package():

@@ -2,7 +2,7 @@
 
 import inspect
 
-__all__ = ["declared_args", "call_with_declared_args"]
+__all__ = ["declared_args", "call_with_declared_args", "check_declared_args"]
 
 
 def declared_args(fn):
@@ -24,3 +24,33 @@ def call_with_declared_args(fn, available):
     declared = declared_args(fn)
     kwargs = {k: v for k, v in available.items() if declared is None or k in declared}
     return fn(**kwargs)
+
+
+def check_declared_args(name, fn, allowed, required=()):
+    """Checks that callable `fn` declares only `allowed` arguments and every `required`.
+
+    A function taking **kwargs declares nothing and passes.
+
+    Args:
+      name: the argument's name, for messages (e.g. 'model_fn').
+      fn: the user function (already known to be callable).
+      allowed: the argument names it may take.
+      required: the names it must take.
+
+    Returns:
+      `fn`.
+
+    Raises:
+      ValueError: a required argument is missing or an unknown one is declared.
+    """
+    declared = declared_args(fn)
+    if declared is None:
+        return fn
+    for arg in required:
+        if arg not in declared:
+            raise ValueError(f"{name} must take a {arg!r} argument; it takes {declared}")
+    unknown = [a for a in declared if a not in allowed]
+    if unknown:
+        raise ValueError(f"{name} has unknown arguments {unknown}; it may take only "
+                         f"{list(allowed)}")
+    return fn

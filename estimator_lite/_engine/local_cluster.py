@@ -3,6 +3,8 @@
 import json
 import socket
 
+from estimator_lite._engine import roles
+
 __all__ = ["pick_free_ports", "local_cluster_spec", "tf_config"]
 
 
@@ -42,7 +44,7 @@ def local_cluster_spec(num_ps=1, num_workers=1, chief=True):
     if num_ps < 0 or num_workers < 0:
         raise ValueError(f"num_ps and num_workers must be >= 0, got num_ps={num_ps}, "
                          f"num_workers={num_workers}")
-    sizes = {"chief": int(bool(chief)), "worker": num_workers, "ps": num_ps}
+    sizes = {roles.CHIEF: int(bool(chief)), roles.WORKER: num_workers, roles.PS: num_ps}
     ports = iter(pick_free_ports(sum(sizes.values())))
     return {job: [f"127.0.0.1:{next(ports)}" for _ in range(n)]
             for job, n in sizes.items() if n}

@@ -10,8 +10,9 @@ model_dir written by either can be read by the other.
 
 import os
 import re
+import tempfile
 
-from estimator_lite._tf import tf
+from estimator_lite._tf import logging, tf
 
 __all__ = [
     "CHECKPOINT_BASENAME", "CHECKPOINT_STATE_FILE", "EXPORT_DIR",
@@ -21,7 +22,7 @@ __all__ = [
     "worker_done_file", "parse_worker_done_file", "is_export_timestamp",
     "checkpoint_step", "checkpoint_paths", "latest_checkpoint", "EVENT_FILE_GLOB",
     "event_file_pattern", "OWNED_FILE_PATTERNS", "OWNED_DIR_PATTERNS",
-    "MODEL_DIR_SIGNS",
+    "MODEL_DIR_SIGNS", "resolve_model_dir",
 ]
 
 CHECKPOINT_BASENAME = "model.ckpt"
@@ -44,6 +45,27 @@ def checkpoint_prefix(model_dir):
 def checkpoint_path(model_dir, step):
     """The checkpoint the Saver writes for `step`: ``<model_dir>/model.ckpt-<step>``."""
     return f"{checkpoint_prefix(model_dir)}-{int(step)}"
+
+
+def resolve_model_dir(model_dir, config_model_dir):
+    """The model_dir an Estimator uses: the argument, the config's, or a new temp dir.
+
+    Raises:
+      TypeError: model_dir is not a str or os.PathLike.
+      ValueError: both are given and differ.
+    """
+    if model_dir is not None and not isinstance(model_dir, (str, os.PathLike)):
+        raise TypeError(f"model_dir must be a str or os.PathLike, got {model_dir!r}")
+    model_dir = os.fspath(model_dir) if model_dir is not None else None
+    if model_dir and config_model_dir and (os.path.abspath(model_dir) !=
+                                           os.path.abspath(config_model_dir)):
+        raise ValueError(f"model_dir {model_dir!r} differs from config.model_dir "
+                         f"{config_model_dir!r}; give one or make them equal")
+    resolved = model_dir or config_model_dir
+    if not resolved:
+        resolved = tempfile.mkdtemp(prefix="estimator_lite_")
+        logging.warning("No model_dir given; using temporary directory %s", resolved)
+    return resolved
 
 
 def eval_dir_name(name=None):

@@ -7,25 +7,36 @@ that fetches a single int64 computed after the train op: the new global step, or
 where other workers move it too) and a NaN check on every step for the price of a
 bare ``session.run(train_op)``. Summaries, loss logging and SessionRunHook fetches
 go through a full ``session.run`` only on the steps where one of them is due.
+
+Who owns what:
+| session create / restore / recover | `TrainSession` (`_create_session`, `_recover`) |
+| the step: guard, hooks, fast path  | `TrainSession._step`, `hook_protocol`          |
+| checkpoint saves and listeners     | `periodic_actions.CheckpointSaver`             |
+| training summaries (event file)    | `periodic_actions.TrainSummaries`              |
+| step rate, progress and ETA log    | `periodic_actions.ReportProgress`              |
+| SIGTERM / SIGINT                   | `shutdown.GracefulShutdown`                    |
+| train() arguments, stop conditions | `check_train_args`, `step_limits` (here)       |
+The Estimator builds the graph and the periodic actions, then hands them here.
 """
 
-import datetime
 import os
 import time
 
-from estimator_lite._engine import model_dir
-from estimator_lite._engine.event_files import new_summary_writer, scalar_summary
+from estimator_lite._engine import model_dir, validation
 from estimator_lite._engine.hook_protocol import run_with_hooks
+from estimator_lite._engine.periodic_actions import (
+    NOT_CHECKPOINTED,
+    CheckpointPolicy,
+    CheckpointSaver,
+    add_default_saver,
+)
 from estimator_lite._engine.shutdown import GracefulShutdown, grace_secs_from_env
-from estimator_lite._engine.timer import Timer
 from estimator_lite._tf import logging, tf
 
-__all__ = ["TrainSession", "NanLossDuringTrainingError", "CheckpointPolicy",
-           "build_step_guard", "NOT_CHECKPOINTED"]
-
-# Graph collection of global variables that checkpoints must leave out (e.g. the
-# early-stopping flag: restored as True it would stop a resumed run at once).
-NOT_CHECKPOINTED = "estimator_lite_not_checkpointed"
+__all__ = ["TrainSession", "NanLossDuringTrainingError", "build_step_guard",
+           "check_train_args", "step_limits",
+           # Re-exported: they lived here before periodic_actions existed.
+           "NOT_CHECKPOINTED", "CheckpointPolicy", "add_default_saver"]
 
 _RECOVERABLE_ERRORS = (tf.errors.AbortedError, tf.errors.UnavailableError)
 _NAN_STEP = -1
@@ -49,36 +60,66 @@ def _remove_checkpoint_temps(checkpoint_dir):
             tf.io.gfile.rmtree(path)
 
 
+def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off):
+    """Checks the arguments of a train() call.
+
+    Args:
+      steps / max_steps: at most one, each None or an int >= 1.
+      hooks: SessionRunHooks or None.
+      saving_listeners: CheckpointSaverListeners or None.
+      checkpoints_off: this task would save checkpoints but no period is set.
+
+    Returns:
+      (hooks, listeners) as tuples.
+
+    Raises:
+      TypeError / ValueError: a wrong type or value; listeners given while
+        checkpoints are off.
+    """
+    if steps is not None and max_steps is not None:
+        raise ValueError(f"give steps or max_steps, not both; got steps={steps!r}, "
+                         f"max_steps={max_steps!r}")
+    validation.check_int("steps", steps, 1, allow_none=True)
+    validation.check_int("max_steps", max_steps, 1, allow_none=True)
+    hooks = validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+                                        "SessionRunHook")
+    listeners = validation.check_instances(
+        "saving_listeners", saving_listeners, tf.train.CheckpointSaverListener,
+        "CheckpointSaverListener")
+    if listeners and checkpoints_off:
+        raise ValueError("saving_listeners need checkpoints: set "
+                         "save_checkpoints_steps or save_checkpoints_secs")
+    return hooks, listeners
+
+
+def step_limits(steps, max_steps):
+    """The stop and target functions of `TrainSession.run` for a train() call.
+
+    Args:
+      steps: train this many more steps from the first global step, or None.
+      max_steps: train until the global step reaches this, or None.
+
+    Returns:
+      (stop_at_step_fn, target_step_fn); with neither limit, training runs until
+      the input ends or a hook stops it.
+    """
+    start = {}
+
+    def stop_at(step):
+        start.setdefault("step", step)
+        if max_steps is not None:
+            return step >= max_steps
+        return steps is not None and step >= start["step"] + steps
+
+    def target_step(first_step):
+        return max_steps if max_steps is not None else (
+            first_step + steps if steps is not None else None)
+
+    return stop_at, target_step
+
+
 class NanLossDuringTrainingError(RuntimeError):
     """The training loss became NaN or infinite."""
-
-
-class CheckpointPolicy:
-    """When and where the chief saves checkpoints.
-
-    Attributes:
-      checkpoint_dir: directory of `model.ckpt-<step>` files.
-      save_steps: save every this many global steps, or None.
-      save_secs: save every this many seconds, or None.
-      listeners: CheckpointSaverListeners called around each save.
-      save_graph_def: whether each save also writes the MetaGraphDef.
-      estimator_name: the estimator's class name, for the hint of a checkpoint
-        that does not fit the graph.
-    """
-
-    def __init__(self, checkpoint_dir, save_steps=None, save_secs=None, listeners=(),
-                 save_graph_def=True, estimator_name=None):
-        self.checkpoint_dir = checkpoint_dir
-        self.estimator_name = estimator_name
-        self.save_steps = save_steps
-        self.save_secs = save_secs
-        self.listeners = tuple(listeners)
-        self.save_graph_def = save_graph_def
-
-    @property
-    def enabled(self):
-        """Whether periodic saving is on (no saves at all when both are None)."""
-        return bool(self.save_steps or self.save_secs)
 
 
 def build_step_guard(global_step, train_op, loss):
@@ -103,19 +144,19 @@ def build_step_guard(global_step, train_op, loss):
 
 
 class TrainSession:
-    """Runs a training graph: session creation, hooks, periodic work, recovery.
+    """Runs a training graph: session creation and recovery, hooks, the step.
 
-    Build the graph first (global step, train op, loss), then construct this object
-    in the same graph: it adds its own ops, calls every hook's `begin()` and
-    finalizes the graph. `run()` trains until a stop condition and returns the last
-    global step.
+    Build the graph first (global step, train op, loss, and the periodic actions:
+    `periodic_actions.TrainSummaries` adds summary ops), then construct this
+    object in the same graph: it adds the step guard, calls every hook's
+    `begin()` and finalizes the graph. `run()` trains until a stop condition and
+    returns the last global step.
     """
 
     def __init__(self, *, global_step, train_op, loss, scaffold, hooks=(), master="",
-                 session_config=None, is_chief=True, checkpoint=None, summary_dir=None,
-                 save_summary_steps=None, log_step_count_steps=None,
-                 session_creation_timeout_secs=7200, clock=time.time,
-                 before_finalize_fn=None, examples_per_step=None):
+                 session_config=None, is_chief=True, checkpoints=None, summaries=None,
+                 progress=None, session_creation_timeout_secs=7200, clock=time.time,
+                 before_finalize_fn=None):
         """Prepares the graph for training.
 
         Args:
@@ -128,58 +169,46 @@ class TrainSession:
           session_config: tf.ConfigProto for the session.
           is_chief: the chief initialises/restores, saves checkpoints and summaries;
             others wait for the chief to initialise.
-          checkpoint: a CheckpointPolicy (chief only), or None for no checkpoints.
-          summary_dir: where the chief writes training summaries, or None.
-          save_summary_steps: summary period in steps (None/0 disables).
-          log_step_count_steps: step-rate log period in steps (None/0 disables).
+          checkpoints: a periodic_actions.CheckpointSaver (chief only), or None.
+          summaries: a periodic_actions.TrainSummaries (chief only), or None.
+          progress: a periodic_actions.ReportProgress, or None.
           session_creation_timeout_secs: how long a non-chief waits for the chief.
           clock: time source (injectable for tests).
           before_finalize_fn: called after the hooks' begin() and before the graph
             is finalized (the Estimator builds its Saver there, so variables that
             hooks create are covered).
-          examples_per_step: batch size, when known; adds examples/sec to the log.
         """
         self._graph = tf.get_default_graph()
         self._global_step = global_step
         self._train_op = train_op
-        self._loss = loss
         self._hooks = tuple(hooks)
         self._master = master
         self._session_config = session_config
         self._is_chief = is_chief
-        self._checkpoint = checkpoint if is_chief else None
+        self._checkpoints = (checkpoints if is_chief and checkpoints is not None
+                             else CheckpointSaver())
+        self._summaries = summaries if is_chief else None
+        self._progress = progress
+        # Periodic actions that may add fetches to a step, in fetch order; their
+        # bound `fetches` methods are kept so the per-step check is one call each.
+        self._step_actions = tuple(a for a in (self._summaries, progress) if a is not None)
+        self._fetch_fns = tuple(a.fetches for a in self._step_actions)
         self._creation_timeout_secs = session_creation_timeout_secs
         self._clock = clock
         self._guard = build_step_guard(global_step, train_op, loss)
-        self._summary_dir = summary_dir if is_chief else None
-        self._summary_timer = Timer(save_summary_steps if self._summary_dir else None)
-        self._summary_op = self._build_summary_op() if self._summary_timer.enabled else None
-        self._log_timer = Timer(log_step_count_steps)
-        ckpt = self._checkpoint
-        self._save_timer = (Timer(ckpt.save_steps, ckpt.save_secs, clock) if ckpt
-                            else Timer())
         for hook in self._hooks:
             hook.begin()
-        for listener in (self._checkpoint.listeners if self._checkpoint else ()):
-            listener.begin()
+        self._checkpoints.begin()
         if before_finalize_fn is not None:
             before_finalize_fn()
-        self._examples_per_step = examples_per_step
         scaffold.finalize()
         self._scaffold = scaffold
         self._graph.finalize()
         self._session = None
         self._run_step = None
-        self._writer = None
         self._stop_requested = False
-        self._rate_start = None
         self._target_step_fn = None
-        self._target_step = None
         self._shutdown = GracefulShutdown(0)  # replaced in run()
-
-    def _build_summary_op(self):
-        tf.summary.scalar("loss", self._loss)
-        return tf.summary.merge_all()
 
     # Session lifecycle -------------------------------------------------------
 
@@ -207,7 +236,7 @@ class TrainSession:
     def _restore_or_initialize(self, manager):
         """Chief: restores the newest checkpoint (after checking it fits the graph)
         or initialises the model."""
-        ckpt_dir = self._checkpoint.checkpoint_dir if self._checkpoint else None
+        ckpt_dir = self._checkpoints.checkpoint_dir
         latest = model_dir.latest_checkpoint(ckpt_dir) if ckpt_dir else None
         if latest:
             # The variables the Estimator's Saver restores; a model_fn's own Saver
@@ -217,7 +246,7 @@ class TrainSession:
             model_dir.check_checkpoint_matches(
                 latest, [v for v in tf.global_variables() if id(v) not in skipped],
                 ckpt_dir, require_all=estimator_saver,
-                estimator_name=self._checkpoint.estimator_name)
+                estimator_name=self._checkpoints.estimator_name)
         if ckpt_dir:
             tf.io.gfile.makedirs(ckpt_dir)  # the Saver does not create it
             _remove_checkpoint_temps(ckpt_dir)
@@ -237,9 +266,10 @@ class TrainSession:
         Returns:
           A ready session on the live model, or None to initialise/restore as usual.
         """
-        if not self._master or self._checkpoint is None:
+        ckpt_dir = self._checkpoints.checkpoint_dir
+        if not self._master or ckpt_dir is None:
             return None  # no remote variables to keep
-        latest = model_dir.latest_checkpoint(self._checkpoint.checkpoint_dir)
+        latest = model_dir.latest_checkpoint(ckpt_dir)
         if latest is None:
             # A fresh run (the chief saves at step 0 as soon as it starts): no extra
             # session just to find uninitialised variables.
@@ -283,61 +313,14 @@ class TrainSession:
         """
         if self._master:
             step = int(self._session.run(self._global_step))
-        ckpt = self._checkpoint
-        for listener in ckpt.listeners:
-            listener.before_save(self._session, step)
-        path = self._scaffold.saver.save(
-            self._session, model_dir.checkpoint_prefix(ckpt.checkpoint_dir),
-            global_step=step, write_meta_graph=ckpt.save_graph_def)
-        logging.info("Saved checkpoint for step %d: %s", step, path)
-        self._save_timer.mark(step)
-        stop = False
-        for listener in ckpt.listeners:
-            if listener.after_save(self._session, step):
-                logging.info("A CheckpointSaverListener requested to stop training.")
-                stop = True
-        return stop
-
-    def _log_rate(self, step, loss):
-        now = self._clock()
-        start_step, start_time = self._rate_start
-        elapsed = now - start_time
-        rate = (step - start_step) / elapsed if elapsed > 0 else float("nan")
-        values = {"global_step/sec": rate}
-        speed = f"{rate:.1f} steps/sec"
-        if self._examples_per_step:
-            values["examples/sec"] = rate * self._examples_per_step
-            speed += f", {values['examples/sec']:.0f} examples/sec"
-        logging.info("%s: loss = %.6g (%s)%s", self._progress(step), loss, speed,
-                     self._eta(step, rate))
-        if self._writer is not None and elapsed > 0:
-            self._writer.add_summary(scalar_summary(values), step)
-        self._rate_start = (step, now)
-        self._log_timer.mark(step)
-
-    def _progress(self, step):
-        """'step N', or 'step N/T (P%)' when the target step is known."""
-        target = self._target_step
-        if not target:
-            return f"step {step}"
-        return f"step {step}/{target} ({100 * step // target}%)"
-
-    def _eta(self, step, rate):
-        """', ETA h:mm:ss' from the recent rate when the target step is known."""
-        target = self._target_step
-        if not target or not rate > 0:
-            return ""
-        remaining_secs = max(0, target - step) / rate
-        return f", ETA {datetime.timedelta(seconds=round(remaining_secs))}"
+        return self._checkpoints.save(self._session, self._scaffold.saver, step)
 
     # The step --------------------------------------------------------------------
 
     def _extra_fetches(self, next_step):
         extra = {}
-        if self._summary_op is not None and self._summary_timer.due(next_step):
-            extra["summary"] = self._summary_op
-        if self._log_timer.due(next_step):
-            extra["loss"] = self._loss
+        for fetches in self._fetch_fns:
+            fetches(next_step, extra)
         return extra
 
     def _step(self, last_step):
@@ -353,11 +336,8 @@ class TrainSession:
                 f"NaN or infinite loss during training after global step {last_step}")
         step = int(step)
         if results is not None:
-            if "summary" in results:
-                self._writer.add_summary(results["summary"], step)
-                self._summary_timer.mark(step)
-            if "loss" in results:
-                self._log_rate(step, results["loss"])
+            for action in self._step_actions:
+                action.after_step(step, results)
         return step
 
     def _run_with_hooks(self, extra):
@@ -398,23 +378,20 @@ class TrainSession:
                 step = self._train_until(stop_at_step_fn)
                 self._finish(step)
             finally:
-                if self._writer is not None:
-                    self._writer.close()
+                if self._summaries is not None:
+                    self._summaries.close()
                 self._close_session()
         shutdown.raise_if_signalled()
         return step
 
     def _start(self):
         step = self._create_session()
-        ckpt = self._checkpoint
         # Always save at session creation (as TF's CheckpointSaverHook does): listeners
         # rely on that first call, e.g. the evaluation listener skips it.
-        if ckpt is not None and ckpt.enabled and self._save(step):
+        if self._checkpoints.enabled and self._save(step):
             self._stop_requested = True
-        self._rate_start = (step, self._clock())
-        self._log_timer.mark(step)
-        if self._target_step is None and self._target_step_fn is not None:
-            self._target_step = self._target_step_fn(step)
+        if self._progress is not None:
+            self._progress.start(step, self._target_step_fn)
         return step
 
     def _train_until(self, stop_at_step_fn):
@@ -424,16 +401,17 @@ class TrainSession:
         the session and goes on; so does one during the final save.
         """
         step = self._start_with_retries()
-        if self._summary_dir:
+        if self._summaries is not None:
             # Only once the session exists: a model_dir that holds another model
             # fails in session creation, and then nothing may be written there.
-            self._writer = new_summary_writer(self._summary_dir, graph=self._graph)
+            self._summaries.open(self._graph)
+        save_due = self._checkpoints.due
         input_ended = False
         while True:
             while not (input_ended or self._stopping() or stop_at_step_fn(step)):
                 try:
                     step = self._step(step)
-                    if self._save_timer.due(step) and self._save(step):
+                    if save_due(step) and self._save(step):
                         self._stop_requested = True
                 except tf.errors.OutOfRangeError:
                     logging.info("Input ended at global step %d; stopping training.",
@@ -471,15 +449,11 @@ class TrainSession:
 
     def _save_final(self, step):
         """Saves the last step unless it was just saved; returns the step."""
-        ckpt = self._checkpoint
-        if ckpt is not None and ckpt.enabled and self._save_timer.last_step != step:
+        if self._checkpoints.enabled and not self._checkpoints.saved_at(step):
             self._save(step)
         return step
 
     def _finish(self, step):
-        ckpt = self._checkpoint
-        if ckpt is not None and ckpt.enabled:
-            for listener in ckpt.listeners:
-                listener.end(self._session, step)
+        self._checkpoints.end(self._session, step)
         for hook in self._hooks:
             hook.end(self._session)

@@ -7,6 +7,7 @@ from estimator_lite._engine import model_dir
 from estimator_lite._tf import logging, tf
 
 __all__ = ["build_signature_defs", "make_export_dir", "write_atomically",
+           "export_to_new_dir", "write_saved_model", "copy_assets_extra",
            "remove_stale_temp_dirs"]
 
 
@@ -74,6 +75,71 @@ def write_atomically(final_dir, write_fn):
             tf.io.gfile.rmtree(temp_dir)
         raise
     return final_dir
+
+
+def export_to_new_dir(export_dir_base, write_fn, assets_extra=None):
+    """Writes a new timestamped export under `export_dir_base`, atomically.
+
+    Args:
+      export_dir_base: parent directory of the timestamped export dirs.
+      write_fn: writes the SavedModel into the (temp) directory it is given.
+      assets_extra: dict of destination path (under assets.extra) to source.
+
+    Returns:
+      The export directory path (str).
+    """
+    export_dir = make_export_dir(export_dir_base)
+
+    def write(temp_dir):
+        write_fn(temp_dir)
+        copy_assets_extra(temp_dir, assets_extra)
+
+    write_atomically(export_dir, write)
+    logging.info("Exported SavedModel to %s", export_dir)
+    return export_dir
+
+
+def write_saved_model(export_dir, *, signature_def_map, saver, checkpoint_path,
+                      session_config, as_text, strip_default_attrs):
+    """Writes the current (serving) graph and a checkpoint's variables as a SavedModel.
+
+    Call it inside the graph the model_fn built in PREDICT mode; the graph is not
+    finalized (the SavedModel builder still adds its ops).
+
+    Args:
+      export_dir: directory to write (the temp dir of `write_atomically`).
+      signature_def_map: dict of signature name to SignatureDef.
+      saver: the Saver restoring `checkpoint_path` (also written as the
+        SavedModel's saver), or None for a sharded Saver of every variable.
+      checkpoint_path: the checkpoint whose values are exported.
+      session_config: tf.ConfigProto of the restoring session.
+      as_text: write the SavedModel proto as text.
+      strip_default_attrs: leave default-valued op attributes out of the graph.
+    """
+    init_op = tf.group(tf.local_variables_initializer(), tf.tables_initializer())
+    # Not scaffold.finalize(): the SavedModel builder still edits the graph.
+    saver = saver or tf.train.Saver(sharded=True)
+    with tf.Session(config=session_config) as session:
+        saver.restore(session, checkpoint_path)
+        builder = tf.saved_model.Builder(export_dir)
+        builder.add_meta_graph_and_variables(
+            session, [tf.saved_model.tag_constants.SERVING],
+            signature_def_map=signature_def_map,
+            assets_collection=tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS),
+            main_op=init_op, clear_devices=True,
+            strip_default_attrs=strip_default_attrs,
+            saver=saver)
+        builder.save(as_text)
+
+
+def copy_assets_extra(export_dir, assets_extra):
+    """Copies `assets_extra` ({destination under assets.extra: source}) into export_dir."""
+    if not assets_extra:
+        return
+    for dest, source in assets_extra.items():
+        target = os.path.join(export_dir, "assets.extra", dest)
+        tf.io.gfile.makedirs(os.path.dirname(target))
+        tf.io.gfile.copy(source, target, overwrite=True)
 
 
 def remove_stale_temp_dirs(export_dir_base):

@@ -1,4 +1,4 @@
-"""Unit tests for the training loop's own pieces: the step guard, checkpoint policy."""
+"""Unit tests for the training loop's own pieces: the step guard, the step limits."""
 
 import numpy as np
 
@@ -21,6 +21,11 @@ def test_step_guard_returns_new_step_or_minus_one_on_nan():
             assert session.run(step) == 4  # the step still ran
 
 
-def test_checkpoint_policy_enabled():
-    assert not train_session.CheckpointPolicy("/d").enabled
-    assert train_session.CheckpointPolicy("/d", save_secs=600).enabled
+def test_step_limits_count_from_the_first_step_or_stop_at_max_steps():
+    stop_at, target = train_session.step_limits(steps=5, max_steps=None)
+    assert target(10) == 15
+    assert [stop_at(s) for s in (10, 14, 15)] == [False, False, True]
+    stop_at, target = train_session.step_limits(steps=None, max_steps=7)
+    assert target(3) == 7 and not stop_at(6) and stop_at(7)
+    stop_at, target = train_session.step_limits(steps=None, max_steps=None)
+    assert target(3) is None and not stop_at(10 ** 9)

@@ -1,0 +1,150 @@
+"""The evaluation loop: run metric updates over the eval input, then read the metrics.
+
+The Estimator builds the eval graph (input_fn, model_fn in EVAL mode) and hands the
+pieces here: the metric ops, the scaffold, the hooks and where to restore from.
+This module owns what happens in the session: restoring (or loading in-memory
+values), counting the batches, running the updates with the hooks, logging
+progress, and reading the final values as Python numbers.
+"""
+
+import numpy as np
+
+from estimator_lite._engine import event_files
+from estimator_lite._engine.hook_protocol import RestoredSession, run_with_hooks
+from estimator_lite._tf import logging, tf
+
+__all__ = ["metric_fetches", "run_evaluation", "scaffold_loading", "EvalSummaries",
+           "log_metrics"]
+
+
+def metric_fetches(eval_metric_ops, loss, global_step):
+    """The update op and the value fetches of an evaluation.
+
+    Args:
+      eval_metric_ops: dict of metric name to (value, update_op).
+      loss: the scalar loss; its mean is the 'loss' metric unless the model_fn
+        reports one itself.
+      global_step: the global step variable (reported as 'global_step').
+
+    Returns:
+      (one op running every update, dict of name to value tensor).
+    """
+    metric_ops = dict(eval_metric_ops)
+    metric_ops.setdefault("loss", tf.metrics.mean(loss))
+    update_op = tf.group(*[op for _, op in metric_ops.values()])
+    values = {name: value for name, (value, _) in metric_ops.items()}
+    values["global_step"] = global_step
+    return update_op, values
+
+
+def scaffold_loading(scaffold, variable_values):
+    """A scaffold that initialises, then loads `variable_values` by variable name."""
+    def load(unused_scaffold, session):
+        del unused_scaffold
+        for variable in tf.global_variables():
+            value = variable_values.get(variable.op.name)
+            if value is not None:
+                variable.load(value, session)
+    return tf.train.Scaffold(init_fn=load, copy_from_scaffold=scaffold)
+
+
+def run_evaluation(*, update_op, values, scaffold, hooks, checkpoint_path,
+                   session_config, master, cardinality, steps):
+    """Runs an evaluation in the current (complete) graph; returns the metrics dict.
+
+    Args:
+      update_op: runs every metric update once (one batch).
+      values: dict of metric name to value tensor, read once at the end.
+      scaffold: the eval Scaffold (saver, init ops, input initializer).
+      hooks: SessionRunHooks (the caller's and the model_fn's evaluation hooks).
+      checkpoint_path: checkpoint to restore, or None to initialise.
+      session_config: tf.ConfigProto of the session.
+      master: session target.
+      cardinality: the eval dataset's cardinality tensor, or None.
+      steps: batches to run at most, or None for the whole input.
+
+    Returns:
+      Dict of metric name to Python/numpy value.
+
+    Raises:
+      ValueError: no batch ran (empty input), or an infinite dataset without steps.
+    """
+    with RestoredSession(scaffold, checkpoint_path, session_config, master,
+                         hooks) as session:
+        total = _eval_batches(session, cardinality, steps)
+        done = _run_eval_loop(session, hooks, update_op, steps, total)
+        if done == 0:
+            raise ValueError("evaluation ran no batch: the eval input_fn produced "
+                             "no data (an empty dataset?); metrics would be "
+                             "meaningless")
+        metrics = session.run(values)
+    return {name: _to_python(value) for name, value in metrics.items()}
+
+
+def _to_python(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _eval_batches(session, cardinality, steps):
+    """How many batches this evaluation will run, or None when unknown.
+
+    Raises:
+      ValueError: the eval dataset is infinite and `steps` is None (it would
+        never end).
+    """
+    if cardinality is None:
+        return steps
+    count = int(session.run(cardinality))
+    if count == tf.data.experimental.INFINITE_CARDINALITY:
+        if steps is None:
+            raise ValueError("the eval input_fn returns an infinite dataset (it "
+                             "repeats forever) and steps is None, so evaluation "
+                             "would never end; pass steps or stop repeating")
+        return steps
+    if count < 0:  # unknown (e.g. after filter)
+        return steps
+    return count if steps is None else min(count, steps)
+
+
+def _run_eval_loop(session, hooks, update_op, steps, total):
+    """Runs update_op until `steps`, the end of input or a hook's stop.
+
+    Logs progress every tenth of `total` when it is known. Returns the batches run.
+    """
+    run_update = session.make_callable(update_op)
+    log_every = max(1, total // 10) if total else None
+    done = 0
+    while steps is None or done < steps:
+        try:
+            _, stop = run_with_hooks(session, hooks, update_op, fast_fn=run_update)
+        except tf.errors.OutOfRangeError:
+            break
+        done += 1
+        if log_every and (done % log_every == 0 or done == total):
+            logging.info("Evaluation [%d/%d]", done, total)
+        if stop:
+            break
+    return done
+
+
+class EvalSummaries:
+    """Writes each evaluation's scalars to its eval dir, one open writer per dir."""
+
+    def __init__(self):
+        self._writers = {}
+
+    def write(self, eval_dir, metrics):
+        """Adds `metrics` (with 'global_step') as scalar summaries at that step."""
+        scalars = {k: v for k, v in metrics.items() if k != "global_step"}
+        writer = self._writers.get(eval_dir)
+        if writer is None:
+            writer = event_files.new_summary_writer(eval_dir)
+            self._writers[eval_dir] = writer
+        writer.add_summary(event_files.scalar_summary(scalars), metrics["global_step"])
+        writer.flush()
+
+
+def log_metrics(what, metrics):
+    """Logs '<what> at step N: name = value, ...' (names sorted)."""
+    logging.info("%s at step %d: %s", what, metrics["global_step"],
+                 ", ".join(f"{k} = {v}" for k, v in sorted(metrics.items())))

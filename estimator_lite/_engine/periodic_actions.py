@@ -1,0 +1,260 @@
+"""What the training loop does periodically, one small object per concern.
+
+As CLU's periodic actions: the loop owns the session and the step; each action
+says which extra tensors it needs on the coming step and does its work with the
+results. Only the chief saves checkpoints and writes summaries.
+
+| object           | concern                                                      |
+| ---------------- | ------------------------------------------------------------ |
+| `CheckpointSaver`| save every N steps / secs, listeners around each save, final save |
+| `TrainSummaries` | merged summaries every N steps; the event file writer        |
+| `ReportProgress` | step rate, examples/sec, `step N/T (P%)` and ETA every N steps |
+
+A step action (`TrainSummaries`, `ReportProgress`) has `fetches(next_step, extra)`
+(add what the coming step must fetch to `extra`) and `after_step(step, results)`.
+When no action and no hook asks for anything, the loop keeps its one-callable
+fast path.
+"""
+
+import datetime
+import time
+
+from estimator_lite._engine import model_dir
+from estimator_lite._engine.event_files import new_summary_writer, scalar_summary
+from estimator_lite._engine.timer import Timer
+from estimator_lite._tf import logging, tf
+
+__all__ = ["NOT_CHECKPOINTED", "CheckpointPolicy", "CheckpointSaver", "TrainSummaries",
+           "ReportProgress", "add_default_saver"]
+
+# Graph collection of global variables that checkpoints must leave out (e.g. the
+# early-stopping flag: restored as True it would stop a resumed run at once).
+NOT_CHECKPOINTED = "estimator_lite_not_checkpointed"
+
+
+def add_default_saver(scaffold, max_to_keep, keep_checkpoint_every_n_hours):
+    """Adds the checkpoint Saver unless the model_fn brought its own.
+
+    Called once the graph is complete (after the hooks' begin()), so variables
+    that hooks create are saved too, except those in NOT_CHECKPOINTED.
+    """
+    if scaffold.saver is not None or tf.get_collection(tf.GraphKeys.SAVERS):
+        return
+    skipped = {id(v) for v in tf.get_collection(NOT_CHECKPOINTED)}
+    var_list = [v for v in tf.global_variables() if id(v) not in skipped]
+    var_list += tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS)
+    tf.add_to_collection(tf.GraphKeys.SAVERS, tf.train.Saver(
+        var_list=var_list, sharded=True, max_to_keep=max_to_keep,
+        keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours,
+        save_relative_paths=True))
+
+
+class CheckpointPolicy:
+    """When and where the chief saves checkpoints.
+
+    Attributes:
+      checkpoint_dir: directory of `model.ckpt-<step>` files.
+      save_steps: save every this many global steps, or None.
+      save_secs: save every this many seconds, or None.
+      listeners: CheckpointSaverListeners called around each save.
+      save_graph_def: whether each save also writes the MetaGraphDef.
+      estimator_name: the estimator's class name, for the hint of a checkpoint
+        that does not fit the graph.
+    """
+
+    def __init__(self, checkpoint_dir, save_steps=None, save_secs=None, listeners=(),
+                 save_graph_def=True, estimator_name=None):
+        self.checkpoint_dir = checkpoint_dir
+        self.estimator_name = estimator_name
+        self.save_steps = save_steps
+        self.save_secs = save_secs
+        self.listeners = tuple(listeners)
+        self.save_graph_def = save_graph_def
+
+    @property
+    def enabled(self):
+        """Whether periodic saving is on (no saves at all when both are None)."""
+        return bool(self.save_steps or self.save_secs)
+
+
+class CheckpointSaver:
+    """Saves checkpoints on the policy's schedule, with the listeners around each save.
+
+    Built from a CheckpointPolicy (the chief), or from None (another task: never
+    saves, restores nothing).
+    """
+
+    def __init__(self, policy=None, clock=time.time):
+        """Args: policy: a CheckpointPolicy or None; clock: time source."""
+        self._policy = policy
+        self._timer = (Timer(policy.save_steps, policy.save_secs, clock) if policy
+                       else Timer())
+
+    @property
+    def checkpoint_dir(self):
+        """Where checkpoints are restored from and saved to, or None."""
+        return self._policy.checkpoint_dir if self._policy else None
+
+    @property
+    def estimator_name(self):
+        """The estimator's class name (for a mismatched checkpoint's hint), or None."""
+        return self._policy.estimator_name if self._policy else None
+
+    @property
+    def enabled(self):
+        """Whether this task saves checkpoints."""
+        return self._policy is not None and self._policy.enabled
+
+    def _listeners(self):
+        return self._policy.listeners if self._policy else ()
+
+    def begin(self):
+        """Calls every listener's begin() (once, while the graph can still change)."""
+        for listener in self._listeners():
+            listener.begin()
+
+    def due(self, step):
+        """Whether a periodic save is due at global step `step`."""
+        return self._timer.due(step)
+
+    def save(self, session, saver, step):
+        """Saves a checkpoint of `step`; returns True when a listener asks to stop."""
+        policy = self._policy
+        for listener in policy.listeners:
+            listener.before_save(session, step)
+        path = saver.save(session, model_dir.checkpoint_prefix(policy.checkpoint_dir),
+                          global_step=step, write_meta_graph=policy.save_graph_def)
+        logging.info("Saved checkpoint for step %d: %s", step, path)
+        self._timer.mark(step)
+        stop = False
+        for listener in policy.listeners:
+            if listener.after_save(session, step):
+                logging.info("A CheckpointSaverListener requested to stop training.")
+                stop = True
+        return stop
+
+    def saved_at(self, step):
+        """Whether the last save was of `step`."""
+        return self._timer.last_step == step
+
+    def end(self, session, step):
+        """Calls every listener's end() once training is over."""
+        if self.enabled:
+            for listener in self._listeners():
+                listener.end(session, step)
+
+
+class TrainSummaries:
+    """Writes the graph's merged summaries every `save_summary_steps` global steps.
+
+    Also the one event file writer of training: `ReportProgress` adds its
+    scalars through `add_scalars`.
+    """
+
+    def __init__(self, summary_dir, save_summary_steps, loss):
+        """Adds a 'loss' scalar summary and merges every summary of the graph so far.
+
+        Args:
+          summary_dir: where the event file goes, or None (no summaries).
+          save_summary_steps: summary period in steps (None/0 disables the
+            merged summaries; the writer still takes progress scalars).
+          loss: the scalar loss tensor.
+        """
+        self._summary_dir = summary_dir
+        self._timer = Timer(save_summary_steps if summary_dir else None)
+        self._op = None
+        if self._timer.enabled:
+            tf.summary.scalar("loss", loss)
+            self._op = tf.summary.merge_all()
+        self._writer = None
+
+    def open(self, graph):
+        """Opens the event file (with the graph); call once the session exists."""
+        if self._summary_dir and self._writer is None:
+            self._writer = new_summary_writer(self._summary_dir, graph=graph)
+
+    def close(self):
+        if self._writer is not None:
+            self._writer.close()
+
+    def fetches(self, next_step, extra):
+        if self._op is not None and self._timer.due(next_step):
+            extra["summary"] = self._op
+
+    def after_step(self, step, results):
+        if "summary" in results:
+            self._writer.add_summary(results["summary"], step)
+            self._timer.mark(step)
+
+    def add_scalars(self, values, step):
+        """Writes {tag: number} at `step` when the event file is open."""
+        if self._writer is not None:
+            self._writer.add_summary(scalar_summary(values), step)
+
+
+class ReportProgress:
+    """Logs loss, step rate, progress and ETA every `every_steps` global steps.
+
+    `step N/T (P%)` and the ETA appear once the target step is known; the rate
+    (and examples/sec with a known batch size) also goes to the summaries.
+    """
+
+    def __init__(self, every_steps, loss, examples_per_step=None, summaries=None,
+                 clock=time.time):
+        """Args: every_steps: log period (None/0 disables); loss: the loss tensor
+        fetched on log steps; examples_per_step: batch size, when known;
+        summaries: a TrainSummaries for the rate scalars, or None; clock: time."""
+        self._timer = Timer(every_steps)
+        self._loss = loss
+        self._examples_per_step = examples_per_step
+        self._summaries = summaries
+        self._clock = clock
+        self._rate_start = None
+        self._target_step = None
+
+    def start(self, step, target_step_fn=None):
+        """(Re)starts the rate at `step`; asks `target_step_fn` once for the target."""
+        self._rate_start = (step, self._clock())
+        self._timer.mark(step)
+        if self._target_step is None and target_step_fn is not None:
+            self._target_step = target_step_fn(step)
+
+    def fetches(self, next_step, extra):
+        if self._timer.due(next_step):
+            extra["loss"] = self._loss
+
+    def after_step(self, step, results):
+        if "loss" in results:
+            self._report(step, results["loss"])
+
+    def _report(self, step, loss):
+        now = self._clock()
+        start_step, start_time = self._rate_start
+        elapsed = now - start_time
+        rate = (step - start_step) / elapsed if elapsed > 0 else float("nan")
+        values = {"global_step/sec": rate}
+        speed = f"{rate:.1f} steps/sec"
+        if self._examples_per_step:
+            values["examples/sec"] = rate * self._examples_per_step
+            speed += f", {values['examples/sec']:.0f} examples/sec"
+        logging.info("%s: loss = %.6g (%s)%s", self._progress(step), loss, speed,
+                     self._eta(step, rate))
+        if self._summaries is not None and elapsed > 0:
+            self._summaries.add_scalars(values, step)
+        self._rate_start = (step, now)
+        self._timer.mark(step)
+
+    def _progress(self, step):
+        """'step N', or 'step N/T (P%)' when the target step is known."""
+        target = self._target_step
+        if not target:
+            return f"step {step}"
+        return f"step {step}/{target} ({100 * step // target}%)"
+
+    def _eta(self, step, rate):
+        """', ETA h:mm:ss' from the recent rate when the target step is known."""
+        target = self._target_step
+        if not target or not rate > 0:
+            return ""
+        remaining_secs = max(0, target - step) / rate
+        return f", ETA {datetime.timedelta(seconds=round(remaining_secs))}"
