@@ -17,9 +17,9 @@ and the package interface at the end of this module, never its privates.
 import collections
 import os
 
+from estimator_lite import model_fn as model_fn_lib
 from estimator_lite._engine import (
     eval_loop,
-    fn_args,
     predict_loop,
     state_updates,
     validation,
@@ -29,19 +29,15 @@ from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine import periodic_actions as periodic
 from estimator_lite._engine.fn_args import call_with_declared_args, declared_args
 from estimator_lite._engine.train_session import TrainSession, check_train_args, step_limits
-from estimator_lite._tf import isolated_keras_names, logging, tf
+from estimator_lite._tf import logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
-from estimator_lite.export.receivers import ServingInputReceiver
-from estimator_lite.model_fn import KERAS3_OPTIMIZER_HINT, EstimatorSpec, ModeKeys
+from estimator_lite.model_fn import EstimatorSpec, ModeKeys
 from estimator_lite.run_config import RunConfig, strategy_device
 
 __all__ = ["Estimator", "VocabInfo", "WarmStartSettings"]
 
 # Vocabulary remapping for warm starts (tf.estimator re-exported TF's own class).
 VocabInfo = tf.train.VocabInfo
-
-_MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
-
 
 class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
         "ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info",
@@ -56,53 +52,6 @@ class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
         return super().__new__(cls, os.fspath(ckpt_to_initialize_from),
                                vars_to_warm_start, var_name_to_vocab_info or {},
                                var_name_to_prev_var_name or {})
-
-
-def _check_model_fn(model_fn):
-    validation.check_callable("model_fn", model_fn)
-    return fn_args.check_declared_args("model_fn", model_fn, _MODEL_FN_ARGS, ("features",))
-
-
-_LEGACY_KERAS_HINT = (
-    "the model_fn uses tf.compat.v1.layers or tf.compat.v1.nn.rnn_cell, which need "
-    "Keras 2: pip install 'estimator_lite[legacy-keras]' (the tf-keras package) and set "
-    "TF_USE_LEGACY_KERAS=1 in the environment before TensorFlow is imported")
-
-
-# How a Keras 3 optimizer in a model_fn fails inside TensorFlow: its missing
-# `minimize`, a tf.compat.v1 optimizer handed Keras 3 variables, and tf.group or
-# control_dependencies given the `iterations` variable that apply_gradients returns.
-_KERAS3_OPTIMIZER_ATTRIBUTE_ERRORS = ("has no attribute 'minimize'",
-                                      "has no attribute '_in_graph_mode'")
-_KERAS3_VARIABLE_REPR = "<Variable path="
-
-
-def _call_user_model_fn(model_fn, available):
-    """Calls the model_fn with Keras 3 names numbered per graph.
-
-    Keras 3 numbers layer and variable names per process, so a second graph (eval
-    after train) would name `dense_1` what the checkpoint calls `dense`; each graph
-    gets a fresh numbering and the caller's numbering is restored afterwards.
-
-    Raises:
-      RuntimeError: the model_fn needs Keras 2 (tf.compat.v1.layers) and it is
-        not installed/enabled; the message says what to install and set.
-      TypeError: the model_fn uses a Keras 3 optimizer (or Keras 3 variables in a
-        tf.compat.v1 optimizer); the message says what to use instead.
-    """
-    try:
-        with isolated_keras_names():
-            return call_with_declared_args(model_fn, available)
-    except AttributeError as e:
-        if "is not available with Keras 3" in str(e):
-            raise RuntimeError(f"{_LEGACY_KERAS_HINT} (got: {e})") from e
-        if any(sign in str(e) for sign in _KERAS3_OPTIMIZER_ATTRIBUTE_ERRORS):
-            raise TypeError(f"{KERAS3_OPTIMIZER_HINT} (got: {e})") from e
-        raise
-    except TypeError as e:
-        if _KERAS3_VARIABLE_REPR in str(e) and KERAS3_OPTIMIZER_HINT not in str(e):
-            raise TypeError(f"{KERAS3_OPTIMIZER_HINT} (got: {e})") from e
-        raise
 
 
 class Estimator:
@@ -122,7 +71,7 @@ class Estimator:
           ValueError: model_fn's arguments are wrong, or model_dir conflicts with
             config.model_dir.
         """
-        self._model_fn = _check_model_fn(model_fn)
+        self._model_fn = model_fn_lib.check_model_fn(model_fn)
         if config is None:
             config = RunConfig()
         if not isinstance(config, RunConfig):
@@ -146,7 +95,23 @@ class Estimator:
     model_dir = property(lambda self: self._model_dir, doc="Checkpoint directory.")
     config = property(lambda self: self._config, doc="The RunConfig.")
     params = property(lambda self: dict(self._params), doc="A copy of params.")
-    model_fn = property(lambda self: self._model_fn, doc="The model_fn.")
+
+    @property
+    def model_fn(self):
+        """The model_fn bound to params, as tf.estimator gave it (libraries call it).
+
+        Returns:
+          ``model_fn(features, labels, mode, config)`` returning the EstimatorSpec.
+        """
+        def public_model_fn(features, labels, mode, config):
+            return self._call_model_fn(features, labels, mode, config)
+        return public_model_fn
+
+    @property
+    def _session_config(self):
+        # tf.estimator's private attribute, read by libraries that build their own
+        # session on the model_fn's graph (tensorflow_hub's module exporter).
+        return self._config.session_config
 
     # Building blocks ------------------------------------------------------------
 
@@ -155,14 +120,14 @@ class Estimator:
         available = {"mode": mode, "params": self.params, "config": self._config}
         return input_fn_lib.split_input(call_with_declared_args(input_fn, available))
 
-    def _call_model_fn(self, features, labels, mode):
+    def _call_model_fn(self, features, labels, mode, config=None):
         declared = declared_args(self._model_fn)
         available = {"features": features, "labels": labels, "mode": mode,
-                     "params": self.params, "config": self._config}
+                     "params": self.params, "config": config or self._config}
         if declared is not None and "labels" not in declared and labels is not None:
             raise ValueError("model_fn does not take 'labels' but input_fn returned "
                              "labels")
-        spec = _call_user_model_fn(self._model_fn, available)
+        spec = model_fn_lib.invoke_model_fn(self._model_fn, available)
         if not isinstance(spec, EstimatorSpec):
             raise TypeError(f"model_fn must return an EstimatorSpec, got {spec!r}")
         if spec.mode != mode:
@@ -420,75 +385,75 @@ class Estimator:
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
                            assets_extra=None, as_text=False, checkpoint_path=None,
                            experimental_mode=ModeKeys.PREDICT):
-        """Exports the model as a SavedModel in a new timestamped directory.
+        """Exports one mode's graph as a SavedModel in a new timestamped directory.
 
-        The SavedModel is written to a temp dir and renamed, so a reader never sees
-        a partial export.
+        Written to a temp dir and renamed, so a reader never sees a partial export.
 
         Args:
           export_dir_base: parent directory of the timestamped export dirs.
-          serving_input_receiver_fn: returns a ServingInputReceiver.
+          serving_input_receiver_fn: returns a ServingInputReceiver (PREDICT), or a
+            SupervisedInputReceiver (TRAIN, EVAL).
           assets_extra: dict of destination path (under assets.extra) to source.
           as_text: write the SavedModel proto as text.
           checkpoint_path: checkpoint to export (default: latest).
-          experimental_mode: only ModeKeys.PREDICT (serving) is supported.
+          experimental_mode: the mode whose graph is exported (tag `serve` for
+            PREDICT, `train`, `eval`).
 
         Returns:
           The export directory path, as bytes (as tf.estimator returned it).
 
         Raises:
-          ValueError: no checkpoint to export, or a mode other than PREDICT.
-          TypeError: serving_input_receiver_fn does not return a receiver.
+          ValueError: no checkpoint to export, or an unknown mode.
+          TypeError: the receiver fn returns the wrong kind of receiver.
         """
-        if experimental_mode != ModeKeys.PREDICT:
-            raise ValueError("experimental_mode must be ModeKeys.PREDICT ('infer'); "
-                             "train/eval SavedModels are not supported, got "
-                             f"{experimental_mode!r}")
-        return self._export(export_dir_base, serving_input_receiver_fn, assets_extra,
-                            as_text, checkpoint_path, strip_default_attrs=True)
+        return self._export(export_dir_base, {experimental_mode: serving_input_receiver_fn},
+                            assets_extra, as_text, checkpoint_path, True)
+
+    def experimental_export_all_saved_models(self, export_dir_base, input_receiver_fn_map,
+                                             assets_extra=None, as_text=False,
+                                             checkpoint_path=None):
+        """Exports one SavedModel with a MetaGraph for each mode of the map.
+
+        `input_receiver_fn_map` maps ModeKeys to receiver fns (supervised ones for
+        TRAIN and EVAL, e.g. experimental.build_raw_supervised_input_receiver_fn).
+        The variables are saved once; the MetaGraphs are tagged `train`, `eval`
+        and `serve`. Arguments and result otherwise as export_saved_model's.
+        """
+        return self._export(export_dir_base, input_receiver_fn_map, assets_extra,
+                            as_text, checkpoint_path, True)
 
     def export_savedmodel(self, export_dir_base, serving_input_receiver_fn,
                           assets_extra=None, as_text=False, checkpoint_path=None,
                           strip_default_attrs=False):
-        """TF1 name of export_saved_model, with its `strip_default_attrs` switch.
+        """TF1 name of export_saved_model, with its `strip_default_attrs` switch
+        (True leaves default-valued op attributes out, for older TF binaries)."""
+        return self._export(export_dir_base, {ModeKeys.PREDICT: serving_input_receiver_fn},
+                            assets_extra, as_text, checkpoint_path,
+                            bool(strip_default_attrs))
 
-        `strip_default_attrs=True` leaves default-valued op attributes out of the
-        graph, so older TensorFlow binaries can load the SavedModel.
-        """
-        return self._export(export_dir_base, serving_input_receiver_fn, assets_extra,
-                            as_text, checkpoint_path, bool(strip_default_attrs))
-
-    def _export(self, export_dir_base, serving_input_receiver_fn, assets_extra,
-                as_text, checkpoint_path, strip_default_attrs):
-        validation.check_callable("serving_input_receiver_fn", serving_input_receiver_fn)
+    def _export(self, export_dir_base, receiver_fn_map, assets_extra, as_text,
+                checkpoint_path, strip_default_attrs):
+        modes = saved_model_lib.export_modes(receiver_fn_map)
         checkpoint_path = self._require_checkpoint(checkpoint_path)
 
         def write(temp_dir):
-            self._write_saved_model(temp_dir, serving_input_receiver_fn, checkpoint_path,
-                                    as_text, strip_default_attrs)
+            writer = saved_model_lib.SavedModelWriter(
+                temp_dir, self._local_session_config(), strip_default_attrs)
+            for mode in modes:
+                with self._new_graph().as_default():
+                    tf.train.get_or_create_global_step()
+                    receiver = receiver_fn_map[mode]()
+                    spec = self._call_model_fn(receiver.features,
+                                               getattr(receiver, "labels", None), mode)
+                    writer.add_current_graph(
+                        saved_model_lib.MODE_TAGS[mode],
+                        saved_model_lib.mode_signature_defs(mode, spec, receiver),
+                        spec.scaffold.saver, checkpoint_path, train_op=spec.train_op)
+            writer.save(as_text)
 
         # tf.estimator returned bytes, and programs call .decode() on the result.
         return os.fsencode(saved_model_lib.export_to_new_dir(
             os.fspath(export_dir_base), write, assets_extra))
-
-    def _write_saved_model(self, temp_dir, serving_input_receiver_fn, checkpoint_path,
-                           as_text, strip_default_attrs):
-        graph = self._new_graph()
-        with graph.as_default():
-            tf.train.get_or_create_global_step()
-            receiver = serving_input_receiver_fn()
-            if not isinstance(receiver, ServingInputReceiver):
-                raise TypeError("serving_input_receiver_fn must return a "
-                                f"ServingInputReceiver, got {receiver!r}")
-            spec = self._call_model_fn(receiver.features, None, ModeKeys.PREDICT)
-            signatures = saved_model_lib.build_signature_defs(
-                spec.export_outputs, receiver.receiver_tensors,
-                receiver.receiver_tensors_alternatives)
-            saved_model_lib.write_saved_model(
-                temp_dir, signature_def_map=signatures, saver=spec.scaffold.saver,
-                checkpoint_path=checkpoint_path,
-                session_config=self._local_session_config(), as_text=as_text,
-                strip_default_attrs=strip_default_attrs)
 
     def _local_session_config(self):
         """The session config for evaluation, prediction and export."""

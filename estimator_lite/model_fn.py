@@ -2,10 +2,13 @@
 
 import collections
 
-from estimator_lite._engine import keras_metrics
-from estimator_lite._tf import tf
+from estimator_lite._engine import fn_args, keras_metrics, validation
+from estimator_lite._engine.fn_args import call_with_declared_args
+from estimator_lite._tf import isolated_keras_names, tf
 from estimator_lite.export import outputs as export_lib
 
+# check_model_fn and invoke_model_fn are the package's interface to a model_fn
+# (used by estimator.py); not tf.estimator names.
 __all__ = ["ModeKeys", "EstimatorSpec"]
 
 
@@ -225,3 +228,62 @@ class EstimatorSpec(_SpecTuple):
         fields = self._asdict()
         fields.update(kwargs)
         return EstimatorSpec(**fields)
+
+
+_MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
+
+
+def check_model_fn(model_fn):
+    """Checks that `model_fn` is callable and declares only model_fn arguments.
+
+    Returns:
+      model_fn.
+
+    Raises:
+      TypeError: not callable.
+      ValueError: no `features` argument, or an argument a model_fn cannot get.
+    """
+    validation.check_callable("model_fn", model_fn)
+    return fn_args.check_declared_args("model_fn", model_fn, _MODEL_FN_ARGS, ("features",))
+
+
+_LEGACY_KERAS_HINT = (
+    "the model_fn uses tf.compat.v1.layers or tf.compat.v1.nn.rnn_cell, which need "
+    "Keras 2: pip install 'estimator_lite[legacy-keras]' (the tf-keras package) and set "
+    "TF_USE_LEGACY_KERAS=1 in the environment before TensorFlow is imported")
+
+
+# How a Keras 3 optimizer in a model_fn fails inside TensorFlow: its missing
+# `minimize`, a tf.compat.v1 optimizer handed Keras 3 variables, and tf.group or
+# control_dependencies given the `iterations` variable that apply_gradients returns.
+_KERAS3_OPTIMIZER_ATTRIBUTE_ERRORS = ("has no attribute 'minimize'",
+                                      "has no attribute '_in_graph_mode'")
+_KERAS3_VARIABLE_REPR = "<Variable path="
+
+
+def invoke_model_fn(model_fn, available):
+    """Calls the model_fn with the arguments it declares, Keras 3 names per graph.
+
+    Keras 3 numbers layer and variable names per process, so a second graph (eval
+    after train) would name `dense_1` what the checkpoint calls `dense`; each graph
+    gets a fresh numbering and the caller's numbering is restored afterwards.
+
+    Raises:
+      RuntimeError: the model_fn needs Keras 2 (tf.compat.v1.layers) and it is
+        not installed/enabled; the message says what to install and set.
+      TypeError: the model_fn uses a Keras 3 optimizer (or Keras 3 variables in a
+        tf.compat.v1 optimizer); the message says what to use instead.
+    """
+    try:
+        with isolated_keras_names():
+            return call_with_declared_args(model_fn, available)
+    except AttributeError as e:
+        if "is not available with Keras 3" in str(e):
+            raise RuntimeError(f"{_LEGACY_KERAS_HINT} (got: {e})") from e
+        if any(sign in str(e) for sign in _KERAS3_OPTIMIZER_ATTRIBUTE_ERRORS):
+            raise TypeError(f"{KERAS3_OPTIMIZER_HINT} (got: {e})") from e
+        raise
+    except TypeError as e:
+        if _KERAS3_VARIABLE_REPR in str(e) and KERAS3_OPTIMIZER_HINT not in str(e):
+            raise TypeError(f"{KERAS3_OPTIMIZER_HINT} (got: {e})") from e
+        raise

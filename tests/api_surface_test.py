@@ -41,7 +41,8 @@ EXPORT = [
 EXPERIMENTAL = [
     "InMemoryEvaluatorHook", "RNNClassifier", "RNNEstimator",
     "make_stop_at_checkpoint_step_hook", "call_logit_fn",
-    "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
+    "build_raw_supervised_input_receiver_fn", "make_early_stopping_hook",
+    "stop_if_higher_hook", "stop_if_lower_hook",
     "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
 ]
 # The optimizer mapping heads, canned estimators and wrappers share.

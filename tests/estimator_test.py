@@ -310,6 +310,25 @@ def test_model_fn_must_return_spec_for_its_mode(tmp_path):
         est.train(models.input_fn(), steps=1)
 
 
+def test_model_fn_property_is_bound_to_params_as_in_tf_estimator(tmp_path):
+    # tf.estimator's Estimator.model_fn is model_fn(features, labels, mode, config)
+    # with params bound; libraries (tensorflow_hub's exporter) call it so.
+    seen = {}
+
+    def model_fn(features, labels, mode, params, config):
+        seen.update(params=params, config=config)
+        return models.linear_model_fn(features, labels, mode, params)
+
+    est = el.Estimator(model_fn, model_dir=str(tmp_path), params={"lr": 0.5})
+    config = est.config.replace(tf_random_seed=3)
+    with tf.Graph().as_default():
+        tf.train.get_or_create_global_step()
+        spec = est.model_fn({"x": tf.zeros([2, 4])}, None, el.ModeKeys.PREDICT, config)
+    assert isinstance(spec, el.EstimatorSpec) and spec.mode == el.ModeKeys.PREDICT
+    assert seen["params"] == {"lr": 0.5} and seen["config"] is config
+    assert est._session_config is est.config.session_config
+
+
 class _DeviceRecorder(tf.train.SessionRunHook):
     def begin(self):
         self.devices = {v.op.name: v.device for v in tf.global_variables()}

@@ -190,3 +190,10 @@ def _metric_pair(name, pair):
         raise ValueError(f"metrics[{name!r}] update_op must be a Tensor or Operation; "
                          f"got {update!r}")
     return value, update
+
+
+class TrainOutput(EvalOutput):
+    """Supervised training outputs, named as EvalOutput's; the signature's method is
+    ``tensorflow/supervised/training`` (tf.estimator's, not a public name there)."""
+
+    _METHOD_NAME = "tensorflow/supervised/training"

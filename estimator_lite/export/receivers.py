@@ -9,11 +9,12 @@ from estimator_lite._tf import tf
 __all__ = [
     "ServingInputReceiver", "TensorServingInputReceiver",
     "build_raw_serving_input_receiver_fn", "build_parsing_serving_input_receiver_fn",
-    "as_tensor_dict",
+    "as_tensor_dict", "SupervisedInputReceiver", "build_raw_supervised_input_receiver_fn",
 ]
 
 _SINGLE_FEATURE_KEY = "feature"
 _SINGLE_RECEIVER_KEY = "input"
+_SINGLE_LABEL_KEY = "label"
 
 
 def _is_tensor(value):
@@ -136,3 +137,82 @@ def build_parsing_serving_input_receiver_fn(feature_spec, default_batch_size=Non
         return ServingInputReceiver(features, {"examples": examples})
 
     return serving_input_receiver_fn
+
+
+class SupervisedInputReceiver:
+    """Features and labels fed to a train or eval SavedModel (tf.estimator's).
+
+    `features` and `labels` go to the model_fn as given (a tensor or a dict);
+    `receiver_tensors` are the SavedModel's inputs.
+    """
+
+    def __init__(self, features, labels, receiver_tensors):
+        """Validates the tensors.
+
+        Raises:
+          TypeError: features, labels or receiver tensors are not tensors / dicts
+            of tensors.
+        """
+        as_tensor_dict("features", features, _SINGLE_FEATURE_KEY)
+        as_tensor_dict("labels", labels, _SINGLE_LABEL_KEY)
+        self.features = features
+        self.labels = labels
+        self.receiver_tensors = as_tensor_dict("receiver_tensors", receiver_tensors,
+                                                _SINGLE_RECEIVER_KEY)
+        self.receiver_tensors_alternatives = {}
+
+
+def _placeholder_for(tensor, default_batch_size):
+    """A placeholder of `tensor`'s dtype and shape, named after its op in a graph
+    (eager tensors have no op name: TensorFlow then picks `Placeholder_<n>`)."""
+    shape = tf.TensorShape([default_batch_size]).concatenate(tensor.shape[1:])
+    try:
+        name = tensor.op.name
+    except AttributeError:
+        name = None
+    return tf.placeholder(dtype=tensor.dtype, shape=shape, name=name)
+
+
+def _placeholders(value, default_batch_size, single_key):
+    """(what the model_fn gets, the receiver tensors) for a tensor or dict template."""
+    if isinstance(value, dict):
+        placeholders = {key: _placeholder_for(tensor, default_batch_size)
+                        for key, tensor in value.items()}
+        return placeholders, placeholders
+    placeholder = _placeholder_for(value, default_batch_size)
+    return placeholder, {single_key: placeholder}
+
+
+def build_raw_supervised_input_receiver_fn(features, labels, default_batch_size=None):
+    """Builds a receiver_fn feeding raw features and labels to a train/eval SavedModel.
+
+    Args:
+      features: a Tensor or dict of str to Tensor; only dtype and shape are used
+        (dimension 0 becomes `default_batch_size`). A single tensor is the input
+        named ``input``.
+      labels: the same for labels; a single tensor is the input named ``label``.
+      default_batch_size: batch size of the placeholders, or None for any.
+
+    Returns:
+      A function with no arguments returning a SupervisedInputReceiver.
+
+    Raises:
+      ValueError: features and labels share a key.
+    """
+    feature_keys = features.keys() if isinstance(features, dict) else [
+        _SINGLE_RECEIVER_KEY]
+    label_keys = labels.keys() if isinstance(labels, dict) else [_SINGLE_LABEL_KEY]
+    overlap = sorted(set(feature_keys) & set(label_keys))
+    if overlap:
+        raise ValueError("features and labels must have distinct keys; both have "
+                         f"{overlap}")
+
+    def supervised_input_receiver_fn():
+        model_features, feature_inputs = _placeholders(features, default_batch_size,
+                                                       _SINGLE_RECEIVER_KEY)
+        model_labels, label_inputs = _placeholders(labels, default_batch_size,
+                                                   _SINGLE_LABEL_KEY)
+        return SupervisedInputReceiver(model_features, model_labels,
+                                       {**feature_inputs, **label_inputs})
+
+    return supervised_input_receiver_fn

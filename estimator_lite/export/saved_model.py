@@ -3,11 +3,14 @@
 import os
 import time
 
-from estimator_lite._engine import model_dir
+from estimator_lite._engine import model_dir, validation
 from estimator_lite._tf import logging, tf
+from estimator_lite.export import outputs, receivers
 
-__all__ = ["build_signature_defs", "make_export_dir", "write_atomically",
-           "export_to_new_dir", "write_saved_model", "copy_assets_extra",
+__all__ = ["build_signature_defs", "export_modes", "mode_signature_defs",
+           "make_export_dir", "write_atomically",
+           "export_to_new_dir", "SavedModelWriter", "MODE_TAGS", "TRAIN_OP_COLLECTION",
+           "copy_assets_extra",
            "remove_stale_temp_dirs"]
 
 
@@ -29,6 +32,57 @@ def build_signature_defs(export_outputs, receiver_tensors, alternatives=None):
         for name, output in export_outputs.items():
             signatures[f"{alt_name}:{name}"] = output.as_signature_def(alt_tensors)
     return signatures
+
+
+# The modes a SavedModel can hold, in the order their MetaGraphs are written (the
+# first one carries the variables, as in tf.estimator).
+_EXPORT_MODE_ORDER = ("train", "eval", "infer")
+_SUPERVISED_OUTPUTS = {"train": outputs.TrainOutput, "eval": outputs.EvalOutput}
+
+
+def export_modes(input_receiver_fn_map):
+    """The modes of an `input_receiver_fn_map`, in writing order.
+
+    Raises:
+      TypeError: not a dict, or a receiver fn that is not callable.
+      ValueError: an unknown mode, or no mode at all.
+    """
+    if not isinstance(input_receiver_fn_map, dict):
+        raise TypeError("input_receiver_fn_map must be a dict of ModeKeys to receiver "
+                        f"functions, got {input_receiver_fn_map!r}")
+    unknown = [m for m in input_receiver_fn_map if m not in _EXPORT_MODE_ORDER]
+    if unknown or not input_receiver_fn_map:
+        raise ValueError(f"input_receiver_fn_map must have keys among "
+                         f"{list(_EXPORT_MODE_ORDER)} (ModeKeys), got "
+                         f"{list(input_receiver_fn_map)}")
+    for mode, receiver_fn in input_receiver_fn_map.items():
+        validation.check_callable(f"input_receiver_fn_map[{mode!r}]", receiver_fn)
+    return [m for m in _EXPORT_MODE_ORDER if m in input_receiver_fn_map]
+
+
+def mode_signature_defs(mode, spec, receiver):
+    """The SignatureDefs of one mode's MetaGraph (tf.estimator's keys and names).
+
+    Serving: one per `spec.export_outputs` entry. Train and eval: one named after
+    the mode, with the loss, predictions and metrics as outputs.
+
+    Raises:
+      TypeError: the receiver does not fit the mode (serving needs a
+        ServingInputReceiver; train and eval a SupervisedInputReceiver).
+    """
+    if mode == "infer":
+        if not isinstance(receiver, receivers.ServingInputReceiver):
+            raise TypeError("serving_input_receiver_fn must return a "
+                            f"ServingInputReceiver, got {receiver!r}")
+        return build_signature_defs(spec.export_outputs, receiver.receiver_tensors,
+                                    receiver.receiver_tensors_alternatives)
+    if not isinstance(receiver, receivers.SupervisedInputReceiver):
+        raise TypeError(f"the {mode!r} receiver fn must return a "
+                        "SupervisedInputReceiver (see experimental."
+                        f"build_raw_supervised_input_receiver_fn), got {receiver!r}")
+    output = _SUPERVISED_OUTPUTS[mode](loss=spec.loss, predictions=spec.predictions,
+                                       metrics=spec.eval_metric_ops)
+    return {mode: output.as_signature_def(receiver.receiver_tensors)}
 
 
 def make_export_dir(export_dir_base):
@@ -99,37 +153,61 @@ def export_to_new_dir(export_dir_base, write_fn, assets_extra=None):
     return export_dir
 
 
-def write_saved_model(export_dir, *, signature_def_map, saver, checkpoint_path,
-                      session_config, as_text, strip_default_attrs):
-    """Writes the current (serving) graph and a checkpoint's variables as a SavedModel.
+# The MetaGraph tags of each mode's graph (tf.estimator's: ModeKeys values are
+# "train", "eval", "infer") and the collection naming a train graph's train op.
+MODE_TAGS = {"train": ["train"], "eval": ["eval"], "infer": ["serve"]}
+TRAIN_OP_COLLECTION = "saved_model_train_op"
 
-    Call it inside the graph the model_fn built in PREDICT mode; the graph is not
-    finalized (the SavedModel builder still adds its ops).
 
-    Args:
-      export_dir: directory to write (the temp dir of `write_atomically`).
-      signature_def_map: dict of signature name to SignatureDef.
-      saver: the Saver restoring `checkpoint_path` (also written as the
-        SavedModel's saver), or None for a sharded Saver of every variable.
-      checkpoint_path: the checkpoint whose values are exported.
-      session_config: tf.ConfigProto of the restoring session.
-      as_text: write the SavedModel proto as text.
-      strip_default_attrs: leave default-valued op attributes out of the graph.
+class SavedModelWriter:
+    """Writes one SavedModel with a MetaGraph per mode; variables come with the first.
+
+    Call `add_current_graph` inside each mode's graph (not finalized: the builder
+    still adds ops), then `save`.
     """
-    init_op = tf.group(tf.local_variables_initializer(), tf.tables_initializer())
-    # Not scaffold.finalize(): the SavedModel builder still edits the graph.
-    saver = saver or tf.train.Saver(sharded=True)
-    with tf.Session(config=session_config) as session:
-        saver.restore(session, checkpoint_path)
-        builder = tf.saved_model.Builder(export_dir)
-        builder.add_meta_graph_and_variables(
-            session, [tf.saved_model.tag_constants.SERVING],
-            signature_def_map=signature_def_map,
-            assets_collection=tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS),
-            main_op=init_op, clear_devices=True,
-            strip_default_attrs=strip_default_attrs,
-            saver=saver)
-        builder.save(as_text)
+
+    def __init__(self, export_dir, session_config, strip_default_attrs):
+        """Args: export_dir: directory to write (the temp dir of `write_atomically`);
+        session_config: tf.ConfigProto of the restoring sessions;
+        strip_default_attrs: leave default-valued op attributes out of the graphs."""
+        self._builder = tf.saved_model.Builder(export_dir)
+        self._session_config = session_config
+        self._strip_default_attrs = strip_default_attrs
+        self._has_variables = False
+
+    def add_current_graph(self, tags, signature_def_map, saver, checkpoint_path,
+                          train_op=None):
+        """Adds the default graph as a MetaGraph, restored from a checkpoint.
+
+        Args:
+          tags: the MetaGraph's tags (MODE_TAGS[mode]).
+          signature_def_map: dict of signature name to SignatureDef.
+          saver: the Saver restoring `checkpoint_path` (also the MetaGraph's
+            saver), or None for a sharded Saver of every variable.
+          checkpoint_path: the checkpoint whose values are exported; every graph
+            is restored from it, so a graph needing a missing variable fails.
+          train_op: a train graph's train op, kept in TRAIN_OP_COLLECTION.
+        """
+        init_op = tf.group(tf.local_variables_initializer(), tf.tables_initializer())
+        saver = saver or tf.train.Saver(sharded=True)
+        if train_op is not None:
+            tf.add_to_collection(TRAIN_OP_COLLECTION, train_op)
+        arguments = {
+            "tags": tags, "signature_def_map": signature_def_map,
+            "assets_collection": tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS),
+            "main_op": init_op, "clear_devices": True,
+            "strip_default_attrs": self._strip_default_attrs, "saver": saver}
+        with tf.Session(config=self._session_config) as session:
+            saver.restore(session, checkpoint_path)
+            if self._has_variables:
+                self._builder.add_meta_graph(**arguments)
+            else:
+                self._builder.add_meta_graph_and_variables(session, **arguments)
+                self._has_variables = True
+
+    def save(self, as_text):
+        """Writes the SavedModel proto (as text if `as_text`)."""
+        self._builder.save(as_text)
 
 
 def copy_assets_extra(export_dir, assets_extra):
