@@ -43,7 +43,8 @@ def main(argv=None):
     metrics, exports = el.train_and_evaluate(estimator, train_spec, eval_spec)
     if metrics is not None:
         print(f"{config.task_type}: accuracy {metrics['accuracy']:.4f} at step "
-              f"{metrics['global_step']}; exports {exports}")
+              f"{metrics['global_step']}; exports "
+              f"{[path.decode('utf-8') for path in exports]}")
     else:
         print(f"{config.task_type}:{config.task_id} done")
 
