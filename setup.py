@@ -40,9 +40,11 @@ setup(
         "legacy-keras": ["tf-keras"],
         "pandas": ["pandas>=1.5"],
         # tensorboard: its own event reader checks what TensorBoard shows; pyyaml:
-        # the Kubernetes manifest test parses YAML.
-        "test": ["pytest>=7", "pytest-timeout>=2.1", "ruff>=0.4", "pandas>=1.5",
-                 "tensorboard>=2.12", "pyyaml>=6"],
+        # the Kubernetes manifest test parses YAML; pytest-xdist: the suite runs in
+        # three workers (pytest.ini), so the real-process scenarios' waits overlap
+        # the CPU-bound tests (the suite fits 10 minutes on 2 cores).
+        "test": ["pytest>=7", "pytest-timeout>=2.1", "pytest-xdist>=3.0", "ruff>=0.4",
+                 "pandas>=1.5", "tensorboard>=2.12", "pyyaml>=6"],
     },
     entry_points={"console_scripts": [
         "estimator-lite-launch = estimator_lite.launch:run",
