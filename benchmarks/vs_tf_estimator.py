@@ -48,7 +48,7 @@ _BATCH = 32
 _EXAMPLES = 20000  # evaluate: 625 batches of 32; predict: 20,000 examples
 _FULL = {"train_steps": (300, 3000, 20000), "eval_examples": _EXAMPLES,
          "predict_examples": _EXAMPLES, "cluster_steps": 3000}
-_QUICK = {"train_steps": (100, 300), "eval_examples": 3200, "predict_examples": 3200,
+_QUICK = {"train_steps": (100,), "eval_examples": 3200, "predict_examples": 3200,
           "cluster_steps": 300}
 _BACKENDS = ("estimator_lite", "tf.estimator")
 _CLUSTER_ROLES = (("ps", 0), ("chief", 0), ("worker", 0), ("evaluator", 0))

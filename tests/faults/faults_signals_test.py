@@ -1,0 +1,62 @@
+"""Fault injection: SIGKILL of the ps during a save, SIGTERM of the chief (see
+scenarios.py)."""
+
+import os
+import signal
+
+import pytest
+
+from tests.faults.cluster import restores, wait_for
+from tests.faults.scenarios import (
+    END_SECS,
+    MAX_STEPS,
+    PACED,
+    SIGTERM_GRACE_SECS,
+    START_SECS,
+    assert_job_succeeded,
+    start_and_wait_mid_training,
+)
+
+# 2. SIGKILL of the ps while a checkpoint is being saved ---
+
+
+@pytest.mark.slow
+def test_sigkill_ps_during_checkpoint_save(make_cluster):
+    # 16 MB of untrained ballast on the ps makes each save long enough (the ps
+    # writes `model.ckpt-<N>_temp/` before the merge renames it) for a poll to see
+    # it: the SIGKILL then lands inside the save.
+    cluster = make_cluster(["--max-steps", str(MAX_STEPS), *PACED, "--ballast-mb", "16",
+                            "--save-steps", "40"])
+    start_and_wait_mid_training(cluster)
+    saving = wait_for(cluster.saving_checkpoint, START_SECS, "a checkpoint being saved")
+    assert cluster.kill("ps0") == -signal.SIGKILL
+    in_progress = os.path.exists(os.path.join(cluster.model_dir, saving))
+    assert in_progress, f"the save of {saving} finished before the SIGKILL landed"
+    cluster.start("ps0")
+    codes = cluster.wait_all_exit(END_SECS)
+    assert_job_succeeded(cluster, codes, MAX_STEPS)
+
+
+# 3. SIGTERM of the chief ---
+
+
+def test_sigterm_chief_saves_then_restart_finishes(make_cluster):
+    # Saves every 100 steps: only a save on SIGTERM leaves a checkpoint at the step
+    # the chief reached.
+    cluster = make_cluster(["--max-steps", str(MAX_STEPS), *PACED, "--save-steps", "100"])
+    cluster.start_all()
+    wait_for(lambda: cluster.latest_checkpoint_step() >= 100, START_SECS,
+             "a checkpoint at step >= 100")
+    wait_for(lambda: (cluster.step_seen("chief0") or 0) >=
+             cluster.latest_checkpoint_step() + 50, START_SECS,
+             "the chief half-way between two saves")
+    cluster.signal("chief0", signal.SIGTERM)
+    sigterm_code = cluster.wait_exit("chief0", SIGTERM_GRACE_SECS)
+    reached = cluster.step_seen("chief0")
+    saved = max(restores(p)[1] for p in cluster.checkpoint_paths())
+    assert saved >= reached - 1, (
+        f"after SIGTERM (exit code {sigterm_code}) the newest checkpoint holds step "
+        f"{saved}; the chief had reached step {reached}")
+    cluster.start("chief0")
+    codes = cluster.wait_all_exit(END_SECS)
+    assert_job_succeeded(cluster, codes, MAX_STEPS)
