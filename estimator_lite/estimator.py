@@ -443,8 +443,10 @@ class Estimator:
                 with self._new_graph().as_default():
                     tf.train.get_or_create_global_step()
                     receiver = receiver_fn_map[mode]()
-                    spec = self._call_model_fn(receiver.features,
-                                               getattr(receiver, "labels", None), mode)
+                    labels = getattr(receiver, "labels", None)
+                    spec = (self._call_train_model_fn(receiver.features, labels)
+                            if mode == ModeKeys.TRAIN else
+                            self._call_model_fn(receiver.features, labels, mode))
                     writer.add_current_graph(
                         saved_model_lib.MODE_TAGS[mode],
                         saved_model_lib.mode_signature_defs(mode, spec, receiver),

@@ -9,28 +9,32 @@ same dropout mask and the moving statistics would never move. tf-keras creates t
 same kind of dangling assignments and leaves grouping them (`layer.updates`) to the
 user. Keras 3 metrics' `update_state` does the same with the metric's variables.
 
-This module finds them from the graph alone, whatever created them:
+This module finds them from the graph and from who created each variable:
 
-- `recording()` remembers which operations a piece of code (the model_fn) created;
-- `pending_updates()` picks, among them, the assignments to non-trainable global
-  variables whose result nothing uses (only reads nobody consumes may follow
-  them), that are no variable's initializer and that the train op does not run
+- `recording()` remembers which operations a piece of code (the model_fn) created,
+  and which variables Keras layer code created there (a Keras layer's own state,
+  not a metric's or an optimizer's) with the initializer each had at creation;
+- `pending_updates()` picks, among the operations, the assignments to such Keras
+  layer state that is non-trainable and global, whose result nothing uses (only
+  reads nobody consumes may follow them), that are no variable's initializer (not
+  even one `init_from_checkpoint` replaced) and that the train op does not run
   already (an update the user grouped into the train op is left alone);
 - `with_state_updates()` returns a train op that runs them once per step, after
   that step's train op, one after another in creation order;
 - `variable_writes()` finds the dangling writes to given variables (a Keras
   metric's update), and `in_order()` makes such writes run one after another.
 
-A bare assignment to a non-trainable global variable that the model_fn creates for
-a hook to run is picked too; wrap it in `tf.group` (any consumer keeps it out).
+Assignments to variables the model_fn created itself (a counter a hook resets, a
+`local_init_op`) are never picked: tf.estimator never ran them either.
 """
 
 import contextlib
+import sys
 
 from estimator_lite._tf import add_control_inputs, tf
 
-__all__ = ["ASSIGN_OP_TYPES", "in_order", "pending_updates", "recording", "variable_op",
-           "variable_writes", "with_state_updates"]
+__all__ = ["ASSIGN_OP_TYPES", "RecordedOps", "in_order", "pending_updates", "recording",
+           "variable_op", "variable_writes", "with_state_updates"]
 
 # Operations that write a variable given as their first input.
 ASSIGN_OP_TYPES = frozenset([
@@ -48,17 +52,67 @@ _READ_OP_TYPES = frozenset(["ReadVariableOp", "Identity"])
 _PASS_THROUGH_OP_TYPES = frozenset(["Identity"])
 
 
+# Keras modules whose variables are not layer state: a metric's are updated by
+# evaluation (keras_metrics), an optimizer's by its own apply step.
+_NOT_LAYER_STATE_MODULES = (".metrics", ".optimizers")
+
+
+def _created_by_keras_layer():
+    """Whether the variable being created comes from Keras layer code (Keras 3 or
+    tf-keras), judged from the calling modules: a layer, a random seed generator,
+    not a metric or an optimizer."""
+    keras = False
+    frame = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.split(".", 1)[0] in ("keras", "tf_keras"):
+            if any(part in module for part in _NOT_LAYER_STATE_MODULES):
+                return False
+            keras = True
+        frame = frame.f_back
+    return keras
+
+
+class RecordedOps(list):
+    """The operations a `recording()` block created, in creation order.
+
+    Attributes:
+      keras_state: names of the variable ops Keras layer code created in the block.
+      creation_initializers: names of the initializer ops every variable created
+        in the block had at creation (`init_from_checkpoint` may replace them
+        later, leaving the first one dangling).
+    """
+
+    def __init__(self, ops, keras_state, creation_initializers):
+        super().__init__(ops)
+        self.keras_state = frozenset(keras_state)
+        self.creation_initializers = frozenset(creation_initializers)
+
+
 class _Recording:
-    """The operations created in a graph inside a `recording()` block."""
+    """The operations and variables created in a graph inside a `recording()` block."""
 
     def __init__(self, graph):
         self._graph = graph
         self._before = {op.name for op in graph.get_operations()}
         self._ops = None
+        self._keras_state = set()
+        self._initializers = set()
+
+    def creator(self, next_creator, **kwargs):
+        """A variable creator (tf.variable_creator_scope) noting who created what."""
+        variable = next_creator(**kwargs)
+        initializer = getattr(variable, "initializer", None)
+        if isinstance(initializer, tf.Operation):
+            self._initializers.add(initializer.name)
+        if _created_by_keras_layer():
+            self._keras_state.add(variable_op(variable).name)
+        return variable
 
     def _close(self):
-        self._ops = [op for op in self._graph.get_operations()
-                     if op.name not in self._before]
+        self._ops = RecordedOps([op for op in self._graph.get_operations()
+                                 if op.name not in self._before],
+                                self._keras_state, self._initializers)
         self._before = None
 
     @property
@@ -77,9 +131,11 @@ def recording(graph=None):
       An object whose `ops` (after the block) lists the new operations in
       creation order.
     """
-    record = _Recording(graph or tf.get_default_graph())
+    graph = graph or tf.get_default_graph()
+    record = _Recording(graph)
     try:
-        yield record
+        with graph.as_default(), tf.variable_creator_scope(record.creator):
+            yield record
     finally:
         record._close()
 
@@ -153,13 +209,15 @@ def pending_updates(created_ops, running):
     """The state updates among `created_ops` that running `running` would skip.
 
     Args:
-      created_ops: operations created by the model_fn (see `recording`).
+      created_ops: operations created by the model_fn: `recording().ops` (a
+        RecordedOps), or a plain list (then any variable may be the target).
       running: the tensors/ops run every step (train op, loss); updates they
         already run (e.g. `layer.updates` grouped by the user) are not returned.
 
     Returns:
       The assignment ops, in creation order, that write a non-trainable global
-      variable (not the global step), are no initializer, and that nothing uses.
+      variable (not the global step) that Keras layer code created, are no
+      initializer, and that nothing uses.
     """
     candidates = [op for op in created_ops if op.type in ASSIGN_OP_TYPES]
     if not candidates:
@@ -172,6 +230,9 @@ def pending_updates(created_ops, running):
     state = global_vars - trainable - ({variable_op(step).name} if step is not None
                                        else set())
     initializers = _initializer_names(graph)
+    if isinstance(created_ops, RecordedOps):
+        state &= created_ops.keras_state
+        initializers |= created_ops.creation_initializers
     control_outputs = _control_outputs(created_ops)
     dangling = [op for op in candidates
                 if op.name not in initializers and _target_op(op).name in state

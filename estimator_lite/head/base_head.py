@@ -117,8 +117,11 @@ def make_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops)
         with tf.control_dependencies(update_ops):
             if isinstance(optimizer, tf.train.Optimizer):
                 # compute_gradients stays the optimizer's own (TowerOptimizer & co.).
+                # Keras 3 Variables unwrapped, as on the Keras path.
+                var_list = (None if trainable_variables is None
+                            else _train_variables(trainable_variables))
                 return optimizer.minimize(loss, global_step=tf.train.get_global_step(),
-                                          var_list=trainable_variables)
+                                          var_list=var_list)
             return _keras_train_op(loss, optimizer, trainable_variables)
     if not callable(train_op_fn):
         raise TypeError(f"train_op_fn must be callable, got {train_op_fn!r}")

@@ -114,8 +114,11 @@ def test_only_dangling_writes_to_non_trainable_global_state_are_picked():
         return tf.square(weight), picked
 
     _, train_op, loss, _, created = _train_graph(model)
-    picked = state_updates.pending_updates(created, [train_op, loss])
+    # The structural rule alone (a plain list of ops: any variable may be the
+    # target); from a recording only Keras layer state is (next test).
+    picked = state_updates.pending_updates(list(created), [train_op, loss])
     assert [op.name for op in picked] == ["picked"]
+    assert state_updates.pending_updates(created, [train_op, loss]) == []
 
 
 def test_state_read_in_evaluation_and_prediction_is_the_trained_one(tmp_path):
@@ -183,3 +186,44 @@ def test_each_tower_runs_its_updates_once(tmp_path):
     got = sorted(tuple(estimator.get_variable_value(n)) for n in means)
     np.testing.assert_allclose(got, expected, atol=1e-6)
     assert [estimator.get_variable_value(n)[1] for n in seeds] == [STEPS, STEPS]
+
+
+def test_assignments_to_the_model_fns_own_variables_are_not_run():
+    # A counter a hook would reset, and a Keras metric updated in TRAIN mode: neither
+    # is Keras layer state, and tf.estimator never ran them with the step.
+    def model():
+        counter = v1.get_variable("counter", initializer=5.0, trainable=False)
+        counter.assign(0.0)  # for a hook to run; nothing here uses it
+        weight = v1.get_variable("w", initializer=1.0)
+        loss = tf.square(weight)
+        tf.keras.metrics.Mean().update_state(loss)
+        return loss, counter
+
+    graph, train_op, loss, counter, created = _train_graph(model)
+    with graph.as_default():
+        assert state_updates.pending_updates(created, [train_op, loss]) == []
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            session.run(state_updates.with_state_updates(train_op, loss, created))
+            assert session.run(counter) == 5.0
+
+
+def test_a_replaced_initializer_is_never_run_as_an_update():
+    # init_from_checkpoint swaps a variable's initializer for a restore; the original
+    # assignment stays in the graph, dangling, and must not run with every step (it
+    # would reset BatchNorm's statistics). TF's init_from_checkpoint does not reach
+    # Keras 3 variables, so the swap is done here as it does it.
+    def model():
+        layer = tf.keras.layers.BatchNormalization()
+        outputs = layer(tf.constant([[1.0, 2.0], [3.0, 5.0]]), training=True)
+        mean = layer.moving_mean.value
+        original = mean.initializer
+        mean._initializer_op = tf.group(mean.assign([7.0, 7.0]))  # noqa: SLF001
+        scale = v1.get_variable("scale", initializer=1.0)
+        return tf.reduce_sum(outputs * scale), original
+
+    _, train_op, loss, original, created = _train_graph(model)
+    updates = state_updates.pending_updates(created, [train_op, loss])
+    assert original.name in created.creation_initializers
+    assert original not in updates
+    assert len(updates) == 2  # moving mean and moving variance, once each

@@ -60,3 +60,23 @@ def test_keras3_sgd_with_a_schedule_follows_it_on_the_global_step():
 def test_optimizer_without_graph_equivalent_is_named():
     with pytest.raises(ValueError, match=NO_EQUIVALENT):
         _train_in_graph(lambda: tf.keras.optimizers.Nadam(0.1), steps=1)
+
+
+def test_v1_optimizer_in_a_head_takes_keras3_trainable_variables():
+    # head.create_estimator_spec(optimizer=<tf.compat.v1 optimizer>,
+    # trainable_variables=layer.trainable_variables) with Keras 3 layers: the
+    # variables are unwrapped for minimize(), as they are for Keras optimizers.
+    with tf.Graph().as_default():
+        tf.compat.v1.train.get_or_create_global_step()
+        layer = tf.keras.layers.Dense(1)
+        logits = layer(tf.constant([[1.0, 2.0]]))
+        spec = el.BinaryClassHead().create_estimator_spec(
+            features={}, mode=el.ModeKeys.TRAIN, logits=logits,
+            labels=tf.constant([[1.0]]),
+            optimizer=tf.compat.v1.train.GradientDescentOptimizer(0.1),
+            trainable_variables=layer.trainable_variables)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            before = session.run(layer.kernel.value)
+            session.run(spec.train_op)
+            assert not np.allclose(session.run(layer.kernel.value), before)
