@@ -8,7 +8,6 @@ and this process (Keras 3). The three run at once, once per pytest session.
 
 import atexit
 import functools
-import importlib.util
 import json
 import os
 import shutil
@@ -20,7 +19,12 @@ import numpy as np
 import pytest
 
 import estimator_lite
-from tests.oracle import TF215_PYTHON, load_driver
+from tests.oracle import (
+    LEGACY_KERAS_REASON,
+    TF215_PYTHON,
+    legacy_keras_available,
+    load_driver,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "keras_optimizer_driver.py")
@@ -31,11 +35,6 @@ ORACLE, KERAS3 = "oracle", "keras3"
 TF_KERAS, TF_KERAS_LEGACY = "tf_keras", "tf_keras_legacy"
 
 driver = load_driver(DRIVER_PATH, "keras_optimizer_driver")
-
-
-def tf_keras_available():
-    """True when the tf-keras package (Keras 2) is installed."""
-    return importlib.util.find_spec("tf_keras") is not None
 
 
 def _start(python, workdir, flavors, legacy_keras):
@@ -67,7 +66,7 @@ def runs():
     atexit.register(shutil.rmtree, workdir, ignore_errors=True)
     oracle = _start(TF215_PYTHON, os.path.join(workdir, "oracle"), "oracle", False)
     tf_keras = None
-    if tf_keras_available():
+    if legacy_keras_available():
         tf_keras = _start(sys.executable, os.path.join(workdir, "tf_keras"),
                           "keras,legacy", True)
     results = {}
@@ -92,9 +91,8 @@ RTOL, ATOL = 1e-4, 1e-5
 
 def case_result(run_key, case):
     """The result of `case` in `run_key`, skipping the tf-keras runs without tf-keras."""
-    if run_key in (TF_KERAS, TF_KERAS_LEGACY) and not tf_keras_available():
-        pytest.skip("needs the tf-keras package "
-                    "(pip install 'estimator_lite[legacy-keras]')")
+    if run_key in (TF_KERAS, TF_KERAS_LEGACY) and not legacy_keras_available():
+        pytest.skip(LEGACY_KERAS_REASON)
     result = runs()[run_key][case]
     assert "error" not in result, f"{run_key}/{case}: {result['error']}"
     return result

@@ -21,7 +21,8 @@ ORACLE_REASON = (
     "(python3 -m venv v215 && v215/bin/pip install tensorflow-cpu==2.15.1 "
     "tensorflow-estimator==2.15.0 'numpy<2') and export the variable")
 LEGACY_KERAS_REASON = (
-    "needs tf-keras (Keras 2) for tf.compat.v1.layers: pip install --no-deps "
+    "needs tf-keras (Keras 2, as tf.compat.v1.layers and Keras-2 twins need): "
+    "pip install --no-deps "
     "'tf-keras~=<your TF major.minor>.0' (.ci/run installs it)")
 
 requires_oracle = pytest.mark.skipif(not TF215_PYTHON, reason=ORACLE_REASON)

@@ -5,38 +5,22 @@ tests/data/tf_estimator_2_15_public_names.txt was dumped from the real tf.estima
 reason, in README's "Deliberately absent" table.
 """
 
-import os
-import re
-
 import estimator_lite as el
+from tests.public_names import dumped_names, readme_absent_names, resolves
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NAMES = os.path.join(ROOT, "tests", "data", "tf_estimator_2_15_public_names.txt")
 PREFIX = "tf.estimator."
 
 
 def _tf_estimator_names():
-    with open(NAMES) as f:
-        return [line.strip()[len(PREFIX):] for line in f
-                if line.strip() and not line.startswith("#")]
+    return dumped_names("tf_estimator_2_15_public_names.txt", PREFIX)
 
 
 def _resolves(dotted):
-    obj = el
-    for part in dotted.split("."):
-        if not hasattr(obj, part):
-            return False
-        obj = getattr(obj, part)
-    return True
+    return resolves(el, dotted)
 
 
 def _readme_absent_names():
-    """Names in the first column of README's 'Deliberately absent' table."""
-    with open(os.path.join(ROOT, "README.md")) as f:
-        text = f.read()
-    section = text.split("### Deliberately absent", 1)[1].split("\n#", 1)[0]
-    return {m.group(1) for m in re.finditer(r"^\| `tf\.estimator\.([\w.]+)`", section,
-                                            re.M)}
+    return readme_absent_names("### Deliberately absent", PREFIX)
 
 
 def test_the_list_is_the_real_one():

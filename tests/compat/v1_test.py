@@ -6,15 +6,11 @@ here must be listed, with its reason, in README's "Deliberately absent from
 compat.v1" table.
 """
 
-import os
-import re
-
 import estimator_lite as el
 from estimator_lite.canned import v1 as canned_v1
 from estimator_lite.compat import v1
+from tests.public_names import dumped_names, readme_absent_names, resolves
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NAMES = os.path.join(ROOT, "tests", "data", "tf_compat_v1_estimator_2_15_public_names.txt")
 PREFIX = "tf.compat.v1.estimator."
 V1_ONLY_CANNED = ("DNNClassifier", "DNNRegressor", "DNNEstimator", "LinearClassifier",
                   "LinearRegressor", "LinearEstimator", "DNNLinearCombinedClassifier",
@@ -23,27 +19,15 @@ V1_ONLY_CANNED = ("DNNClassifier", "DNNRegressor", "DNNEstimator", "LinearClassi
 
 
 def _v1_names():
-    with open(NAMES) as f:
-        return [line.strip()[len(PREFIX):] for line in f
-                if line.strip() and not line.startswith("#")]
+    return dumped_names("tf_compat_v1_estimator_2_15_public_names.txt", PREFIX)
 
 
 def _resolves(dotted):
-    obj = v1
-    for part in dotted.split("."):
-        if not hasattr(obj, part):
-            return False
-        obj = getattr(obj, part)
-    return True
+    return resolves(v1, dotted)
 
 
 def _readme_absent_names():
-    """Names in the first column of README's 'Deliberately absent from compat.v1'."""
-    with open(os.path.join(ROOT, "README.md")) as f:
-        text = f.read()
-    section = text.split("### Deliberately absent from compat.v1", 1)[1].split("\n#", 1)[0]
-    return {m.group(1) for m in re.finditer(
-        r"^\| `tf\.compat\.v1\.estimator\.([\w.]+)`", section, re.M)}
+    return readme_absent_names("### Deliberately absent from compat.v1", PREFIX)
 
 
 def test_the_list_is_the_real_one():

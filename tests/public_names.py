@@ -1,0 +1,36 @@
+"""Reading a dumped list of tf.estimator names and README's "Deliberately absent" tables.
+
+Shared by tests/public_names_test.py (tf.estimator) and tests/compat/v1_test.py
+(tf.compat.v1.estimator). Not a test file.
+"""
+
+import os
+import re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def dumped_names(file_name, prefix):
+    """The names in tests/data/<file_name>, without `prefix` (e.g. 'tf.estimator.')."""
+    with open(os.path.join(ROOT, "tests", "data", file_name)) as f:
+        return [line.strip()[len(prefix):] for line in f
+                if line.strip() and not line.startswith("#")]
+
+
+def resolves(module, dotted):
+    """Whether `module.<dotted>` exists, attribute by attribute."""
+    obj = module
+    for part in dotted.split("."):
+        if not hasattr(obj, part):
+            return False
+        obj = getattr(obj, part)
+    return True
+
+
+def readme_absent_names(heading, prefix):
+    """Names (without `prefix`) in the first column of README's table under `heading`."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    section = text.split(heading, 1)[1].split("\n#", 1)[0]
+    return {m.group(1) for m in re.finditer(rf"^\| `{re.escape(prefix)}([\w.]+)`",
+                                            section, re.M)}
