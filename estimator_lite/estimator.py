@@ -14,11 +14,11 @@ Other modules (extenders, hooks) use an Estimator only through its public API
 and the package interface at the end of this module, never its privates.
 """
 
-import collections
 import os
 
 from estimator_lite import model_fn as model_fn_lib
 from estimator_lite._engine import (
+    distribute,
     eval_loop,
     predict_loop,
     state_updates,
@@ -32,27 +32,10 @@ from estimator_lite._engine.train_session import TrainSession, check_train_args,
 from estimator_lite._tf import logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
-from estimator_lite.run_config import RunConfig, strategy_device
+from estimator_lite._engine.warm_start import VocabInfo, WarmStartSettings
+from estimator_lite.run_config import RunConfig
 
 __all__ = ["Estimator", "VocabInfo", "WarmStartSettings"]
-
-# Vocabulary remapping for warm starts (tf.estimator re-exported TF's own class).
-VocabInfo = tf.train.VocabInfo
-
-class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
-        "ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info",
-        "var_name_to_prev_var_name"])):
-    """Where and which variables to warm-start from (as TF Estimator's)."""
-
-    def __new__(cls, ckpt_to_initialize_from, vars_to_warm_start=".*",
-                var_name_to_vocab_info=None, var_name_to_prev_var_name=None):
-        if not isinstance(ckpt_to_initialize_from, (str, os.PathLike)):
-            raise TypeError("ckpt_to_initialize_from must be a path, got "
-                            f"{ckpt_to_initialize_from!r}")
-        return super().__new__(cls, os.fspath(ckpt_to_initialize_from),
-                               vars_to_warm_start, var_name_to_vocab_info or {},
-                               var_name_to_prev_var_name or {})
-
 
 class Estimator:
     """Trains, evaluates, predicts with and exports a `model_fn`.
@@ -116,9 +99,17 @@ class Estimator:
     # Building blocks ------------------------------------------------------------
 
     def _call_input_fn(self, input_fn, mode):
+        return input_fn_lib.split_input(self._input_fn_result(input_fn, mode))
+
+    def _input_fn_result(self, input_fn, mode, input_context=None):
+        """What input_fn returns; `input_context` (a tf.distribute.InputContext
+        under a strategy) is passed only to an input_fn that names it."""
         validation.check_callable("input_fn", input_fn)
         available = {"mode": mode, "params": self.params, "config": self._config}
-        return input_fn_lib.split_input(call_with_declared_args(input_fn, available))
+        if input_context is not None and "input_context" in (
+                declared_args(input_fn) or ()):
+            available["input_context"] = input_context
+        return call_with_declared_args(input_fn, available)
 
     def _call_model_fn(self, features, labels, mode, config=None):
         declared = declared_args(self._model_fn)
@@ -144,11 +135,21 @@ class Estimator:
                 ps_tasks=config.num_ps_replicas,
                 worker_device=f"/job:{config.task_type}/task:{config.task_id}",
                 merge_devices=True, cluster=config.cluster_spec)
-        return strategy_device("train_distribute", config.train_distribute)
+        runner = distribute.replicated(config.train_distribute)
+        return runner.device if runner is not None else None
+
+    def _placement(self, strategy, device_fn):
+        """Where a graph is built: inside a replicating strategy's scope, else on
+        `device_fn` (which may be None)."""
+        runner = distribute.replicated(strategy)
+        if runner is not None and runner.is_replicated:
+            return runner.scope()
+        return tf.device(device_fn)
 
     def _eval_device(self):
-        """The device of eval_distribute's OneDeviceStrategy, or None."""
-        return strategy_device("eval_distribute", self._config.eval_distribute)
+        """The device of eval_distribute's single-device strategy, or None."""
+        runner = distribute.replicated(self._config.eval_distribute)
+        return runner.device if runner is not None else None
 
     def _new_graph(self):
         graph = tf.Graph()
@@ -218,7 +219,8 @@ class Estimator:
             logging.info("Skipping training: max_steps=%d already reached.", max_steps)
             return self
         graph = self._new_graph()
-        with graph.as_default(), tf.device(self._device_fn()):
+        with graph.as_default(), self._placement(config.train_distribute,
+                                                 self._device_fn()):
             session = self._build_train_session(input_fn, hooks, listeners)
         with graph.as_default():
             stop_at, target_step = step_limits(steps, max_steps)
@@ -229,9 +231,15 @@ class Estimator:
     def _build_train_session(self, input_fn, hooks, listeners):
         config = self._config
         global_step = tf.train.get_or_create_global_step()
-        inputs = self._call_input_fn(input_fn, ModeKeys.TRAIN)
-        features = inputs.features
-        spec = self._call_train_model_fn(features, inputs.labels)
+        runner = distribute.replicated(config.train_distribute)
+        if runner is not None and runner.is_replicated:
+            inputs, spec, examples_per_step = distribute.build_train(
+                runner, lambda ctx: self._input_fn_result(input_fn, ModeKeys.TRAIN, ctx),
+                self._call_train_model_fn)
+        else:
+            inputs = self._call_input_fn(input_fn, ModeKeys.TRAIN)
+            spec = self._call_train_model_fn(inputs.features, inputs.labels)
+            examples_per_step = input_fn_lib.static_batch_size(inputs.features)
         if self._warm_start is not None and config.is_chief:
             self._apply_warm_start()
         scaffold = input_fn_lib.scaffold_with_input(spec.scaffold, inputs.initializer)
@@ -247,11 +255,13 @@ class Estimator:
                 self._model_dir, config.save_summary_steps, spec.loss)
         progress = periodic.ReportProgress(
             config.log_step_count_steps, spec.loss, summaries=summaries,
-            examples_per_step=input_fn_lib.static_batch_size(features))
+            examples_per_step=examples_per_step)
         return TrainSession(
             global_step=global_step, train_op=spec.train_op, loss=spec.loss,
             scaffold=scaffold, hooks=all_hooks, master=config.master,
-            session_config=config.session_config, is_chief=config.is_chief,
+            session_config=distribute.session_config(config.train_distribute,
+                                                     config.session_config),
+            is_chief=config.is_chief,
             checkpoints=checkpoints, summaries=summaries, progress=progress,
             session_creation_timeout_secs=config.session_creation_timeout_secs,
             before_finalize_fn=lambda: periodic.add_default_saver(
@@ -309,7 +319,8 @@ class Estimator:
             logging.warning("No checkpoint in %s; evaluating freshly initialised "
                             "variables.", self._model_dir)
         graph = self._new_graph()
-        with graph.as_default(), tf.device(self._eval_device()):
+        with graph.as_default(), self._placement(self._config.eval_distribute,
+                                                 self._eval_device()):
             metrics = self._run_evaluation(input_fn, steps, hooks, checkpoint_path)
         self._eval_summaries.write(self.eval_dir(name), metrics)
         eval_loop.log_metrics("Evaluation", metrics)
@@ -323,20 +334,29 @@ class Estimator:
         a checkpoint (the in-memory evaluator hook).
         """
         global_step = tf.train.get_or_create_global_step()
-        inputs = self._call_input_fn(input_fn, ModeKeys.EVAL)
-        spec = self._call_model_fn(inputs.features, inputs.labels, ModeKeys.EVAL)
-        update_op, values = eval_loop.metric_fetches(spec.eval_metric_ops, spec.loss,
-                                                     global_step)
-        scaffold = input_fn_lib.scaffold_with_input(spec.scaffold, inputs.initializer)
+        strategy = self._config.eval_distribute
+        runner = distribute.replicated(strategy)
+        if runner is not None and runner.is_replicated:
+            update_op, values, scaffold, model_hooks, initializer = distribute.build_eval(
+                runner, lambda ctx: self._input_fn_result(input_fn, ModeKeys.EVAL, ctx),
+                lambda f, lbl: self._call_model_fn(f, lbl, ModeKeys.EVAL), global_step)
+            cardinality = None
+        else:
+            inputs = self._call_input_fn(input_fn, ModeKeys.EVAL)
+            spec = self._call_model_fn(inputs.features, inputs.labels, ModeKeys.EVAL)
+            update_op, values = eval_loop.metric_fetches(spec.eval_metric_ops, spec.loss,
+                                                         global_step)
+            scaffold, model_hooks = spec.scaffold, spec.evaluation_hooks
+            initializer, cardinality = inputs.initializer, inputs.cardinality
+        scaffold = input_fn_lib.scaffold_with_input(scaffold, initializer)
         if variable_values is not None:
             scaffold = eval_loop.scaffold_loading(scaffold, variable_values)
         return eval_loop.run_evaluation(
             update_op=update_op, values=values, scaffold=scaffold,
-            hooks=list(hooks) + list(spec.evaluation_hooks),
-            checkpoint_path=checkpoint_path,
-            session_config=self._local_session_config(),
-            master=self._config.evaluation_master, cardinality=inputs.cardinality,
-            steps=steps)
+            hooks=list(hooks) + list(model_hooks), checkpoint_path=checkpoint_path,
+            session_config=distribute.session_config(strategy,
+                                                     self._local_session_config()),
+            master=self._config.evaluation_master, cardinality=cardinality, steps=steps)
 
     # Predict -----------------------------------------------------------------------
 
@@ -491,7 +511,8 @@ def evaluate_values(estimator, input_fn, steps, hooks, name, variable_values):
       The metrics dict, with 'global_step'.
     """
     graph = estimator._new_graph()
-    with graph.as_default(), tf.device(estimator._eval_device()):
+    with graph.as_default(), estimator._placement(estimator.config.eval_distribute,
+                                                  estimator._eval_device()):
         metrics = estimator._run_evaluation(input_fn, steps, hooks, None,
                                             variable_values=variable_values)
     estimator._eval_summaries.write(estimator.eval_dir(name), metrics)

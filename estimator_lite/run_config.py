@@ -9,10 +9,10 @@ ValueError whose message starts with "TF_CONFIG" and shows the offending value.
 import json
 import os
 
-from estimator_lite._engine import roles, validation
+from estimator_lite._engine import distribute, roles, validation
 from estimator_lite._tf import logging, tf
 
-__all__ = ["RunConfig", "TaskType", "ClusterInfo", "parse_tf_config", "strategy_device"]
+__all__ = ["RunConfig", "TaskType", "ClusterInfo", "parse_tf_config"]
 
 _TF_CONFIG_ENV = "TF_CONFIG"
 _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
@@ -311,46 +311,6 @@ def _check_model_dir(model_dir, tf_config_model_dir):
     return model_dir
 
 
-_ONE_DEVICE_STRATEGIES = ("OneDeviceStrategy", "OneDeviceStrategyV1")
-_MIRRORED_STRATEGIES = ("MirroredStrategy", "MirroredStrategyV1")
-
-
-def strategy_device(name, strategy):
-    """The one device a `train_distribute`/`eval_distribute` strategy runs on.
-
-    `OneDeviceStrategy` runs on its device. A `MirroredStrategy` over one device is
-    the same thing. Several devices need the optimizer to sum the towers' gradients,
-    which only `TowerOptimizer` does in graph mode without changing the model_fn's
-    meaning, so that case says how to write it instead.
-
-    Args:
-      name: the argument name, for messages.
-      strategy: a tf.distribute strategy or None.
-
-    Returns:
-      The device string, or None for no strategy.
-
-    Raises:
-      ValueError: a multi-device MirroredStrategy or another strategy.
-    """
-    if strategy is None:
-        return None
-    kind = type(strategy).__name__
-    if kind not in _ONE_DEVICE_STRATEGIES + _MIRRORED_STRATEGIES:
-        raise ValueError(f"{name} must be None, a OneDeviceStrategy or a single-machine "
-                         f"MirroredStrategy; {kind} is not supported (use TF_CONFIG "
-                         f"roles for multi-worker training); got {strategy!r}")
-    devices = tuple(strategy.extended.worker_devices)
-    if kind in _ONE_DEVICE_STRATEGIES or len(devices) == 1:
-        return devices[0]
-    raise ValueError(
-        f"{name}=MirroredStrategy over {len(devices)} devices {list(devices)} is not "
-        "run by estimator_lite; for in-graph towers drop it and write "
-        "model_fn=estimator_lite.replicate_model_fn(model_fn, devices="
-        f"{list(devices)}) with the optimizer wrapped in "
-        "estimator_lite.TowerOptimizer(...)")
-
-
 class RunConfig:
     """How an Estimator runs: checkpointing, summaries, session and cluster.
 
@@ -419,7 +379,7 @@ class RunConfig:
         self._train_distribute = args["train_distribute"]
         self._eval_distribute = args["eval_distribute"]
         for name in ("train_distribute", "eval_distribute"):
-            strategy_device(name, args[name])  # validates at construction
+            distribute.check_strategy(name, args[name])
         if args["experimental_distribute"] is not None:
             raise ValueError("experimental_distribute (a multi-worker DistributeConfig) is "
                              "not supported: use TF_CONFIG roles; got "

@@ -47,7 +47,8 @@ def baseline_model_fn(features, labels, mode, head, optimizer_fn, weight_column)
     logits = baseline_logits(features, head.logits_dimension, weight_column)
     op_fn = None
     if mode == ModeKeys.TRAIN:
-        op_fn = core.train_op_fn([core.ModelPart("baseline", optimizer_fn())])
+        op_fn = core.train_op_fn([core.ModelPart("baseline", optimizer_fn())],
+                                 loss_reduction=core.head_reduction(head))
     return head.create_estimator_spec(features=features, mode=mode, logits=logits,
                                       labels=labels, train_op_fn=op_fn)
 

@@ -9,10 +9,11 @@ its own ``training/<Name>/iter`` counter, as in tf.estimator 2.15.
 import numbers
 
 from estimator_lite import head as head_lib
+from estimator_lite.head import base_head
 from estimator_lite._tf import tf
 
 __all__ = ["ModelPart", "check_float", "check_head", "classifier_head",
-           "regressor_head", "train_op_fn"]
+           "head_reduction", "regressor_head", "train_op_fn"]
 
 
 def check_float(name, value, low, high, allow_none=True):
@@ -90,17 +91,25 @@ class ModelPart:
         return tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES, scope=self.scope + "/")
 
 
-def train_op_fn(parts, update_ops=()):
+def head_reduction(head):
+    """The loss reduction of a head (a user's head may not say: None)."""
+    return getattr(head, "loss_reduction", None)
+
+
+def train_op_fn(parts, update_ops=(), loss_reduction=None):
     """Returns train_op_fn(loss) for a head: one gradient pass, one update per part.
 
     Args:
       parts: ModelParts; the first one's optimizer increments the global step.
       update_ops: ops that must run with each step (batch norm moving averages).
+      loss_reduction: the head's loss reduction (a mean loss is scaled for the
+        replicas of a distribution strategy; see base_head.loss_for_gradients).
 
     Returns:
       A callable(loss) -> train op.
     """
     def fn(loss):
+        loss = base_head.loss_for_gradients(loss, loss_reduction)
         global_step = tf.train.get_or_create_global_step()
         var_lists = [part.trainable_variables() for part in parts]
         flat = [v for variables in var_lists for v in variables]

@@ -158,7 +158,8 @@ def dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns,
                                     batch_norm)
     op_fn = None
     if mode == ModeKeys.TRAIN:
-        op_fn = core.train_op_fn([core.ModelPart("dnn", optimizer_fn())], update_ops)
+        op_fn = core.train_op_fn([core.ModelPart("dnn", optimizer_fn())], update_ops,
+                                 core.head_reduction(head))
     return head.create_estimator_spec(features=features, mode=mode, logits=logits,
                                       labels=labels, train_op_fn=op_fn)
 

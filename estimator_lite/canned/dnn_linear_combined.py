@@ -42,7 +42,7 @@ def combined_model_fn(features, labels, mode, head, linear_part, dnn_part):
     op_fn = None
     if mode == ModeKeys.TRAIN:
         op_fn = core.train_op_fn([core.ModelPart(scope, build()) for scope, build in parts],
-                                 update_ops)
+                                 update_ops, core.head_reduction(head))
     return head.create_estimator_spec(features=features, mode=mode, logits=total,
                                       labels=labels, train_op_fn=op_fn)
 

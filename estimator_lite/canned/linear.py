@@ -42,7 +42,8 @@ def linear_model_fn(features, labels, mode, head, feature_columns, optimizer_fn,
                            sparse_combiner)
     op_fn = None
     if mode == ModeKeys.TRAIN:
-        op_fn = core.train_op_fn([core.ModelPart("linear", optimizer_fn())])
+        op_fn = core.train_op_fn([core.ModelPart("linear", optimizer_fn())],
+                                 loss_reduction=core.head_reduction(head))
     return head.create_estimator_spec(features=features, mode=mode, logits=logits,
                                       labels=labels, train_op_fn=op_fn)
 

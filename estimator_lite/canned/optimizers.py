@@ -186,7 +186,7 @@ class GraphOptimizer:
 
     def _create_slot(self, var, slot_name, initial_value):
         shape = var.shape.as_list()
-        with tf.init_scope(), tf.name_scope(self._scope()), tf.colocate_with(var):
+        with tf.init_scope(), tf.name_scope(self._scope()), _colocated_with(var):
             return self._new_variable(
                 f"{var.op.name}/{slot_name}",
                 tf.fill(shape, tf.constant(initial_value, var.dtype.base_dtype)),
@@ -241,6 +241,25 @@ class GraphOptimizer:
         if not pairs:
             raise ValueError("no gradients to apply: none of the variables "
                              f"{[v.op.name for _, v in grads_and_vars]} affects the loss")
+        if tf.distribute.has_strategy() and not tf.distribute.in_cross_replica_context():
+            # Inside a strategy's replica: the replicas' gradients are summed and
+            # the (mirrored) variables updated once, in the strategy's merge step.
+            return tf.distribute.get_replica_context().merge_call(
+                self._apply_merged, args=(pairs, iterations, name))
+        return self._apply(pairs, iterations, name, _update_here)
+
+    def _apply_merged(self, strategy, pairs, iterations, name):
+        """The cross-replica part of apply_gradients under a strategy."""
+        grads = strategy.extended.batch_reduce_to(tf.distribute.ReduceOp.SUM, pairs)
+        pairs = list(zip(grads, [v for _, v in pairs], strict=True))
+
+        def update(var, fn, args):
+            return strategy.extended.update(var, fn, args=args, group=True)
+        return self._apply(pairs, iterations, name, update)
+
+    def _apply(self, pairs, iterations, name, update):
+        """Creates the optimizer's variables and applies `pairs` through
+        `update(var, fn, args)`, then increments `iterations`."""
         if self._hyper is None:
             self._create_hyper()
         if iterations is None:
@@ -249,19 +268,35 @@ class GraphOptimizer:
                  for _, v in pairs}
         with tf.name_scope(f"{self.KERAS_NAME}_update"):
             coeffs = self._coefficients(iterations)
-            updates = []
-            for grad, var in pairs:
-                with tf.colocate_with(var):
-                    if isinstance(grad, tf.IndexedSlices):
-                        values, indices = _dedup(grad)
-                        updates.append(self._apply_sparse(values, indices, var,
-                                                          slots[id(var)], coeffs))
-                    else:
-                        updates.append(self._apply_dense(grad, var, slots[id(var)],
-                                                         coeffs))
+            updates = [update(var, self._apply_one, (grad, slots[id(var)], coeffs))
+                       for grad, var in pairs]
             with tf.control_dependencies(updates):
-                return tf.group(iterations.assign_add(1, read_value=False),
+                return tf.group(update(iterations, _increment, ()),
                                 name=name or self.KERAS_NAME)
+
+    def _apply_one(self, var, grad, slots, coeffs):
+        with tf.colocate_with(var):
+            if isinstance(grad, tf.IndexedSlices):
+                values, indices = _dedup(grad)
+                return self._apply_sparse(values, indices, var, slots, coeffs)
+            return self._apply_dense(grad, var, slots, coeffs)
+
+
+def _colocated_with(var):
+    """Places new variables with `var` (a strategy's mirrored variable has no one
+    op to colocate with: the strategy places them)."""
+    if tf.distribute.has_strategy():
+        return tf.distribute.get_strategy().extended.colocate_vars_with(var)
+    return tf.colocate_with(var)
+
+
+def _update_here(var, fn, args):
+    """`update` without a strategy: fn(var, *args)."""
+    return fn(var, *args)
+
+
+def _increment(counter):
+    return counter.assign_add(1, read_value=False)
 
 
 class SGD(GraphOptimizer):

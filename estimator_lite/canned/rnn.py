@@ -23,6 +23,7 @@ from estimator_lite._tf import feature_transformation_cache, tf
 from estimator_lite.canned import core, feature_layers, optimizers
 from estimator_lite.canned.dnn import check_hidden_units
 from estimator_lite.estimator import Estimator
+from estimator_lite.head import base_head
 from estimator_lite.head.sequential_head import SequentialHeadWrapper
 from estimator_lite.model_fn import ModeKeys
 
@@ -308,9 +309,10 @@ class _RNNPart(core.ModelPart):
                 if v.op.name.startswith(self._SCOPES)]
 
 
-def _train_op_fn(optimizer, clip_norm):
+def _train_op_fn(optimizer, clip_norm, loss_reduction):
     """train_op_fn(loss): gradients, optionally clipped one by one, then applied."""
     def fn(loss):
+        loss = base_head.loss_for_gradients(loss, loss_reduction)
         variables = _RNNPart("rnn_model", optimizer).trainable_variables()
         grads = tf.gradients(loss, variables)
         if clip_norm is not None:  # Keras' clipnorm: each gradient on its own.
@@ -410,7 +412,8 @@ class RNNEstimator(Estimator):
                 features[head.input_sequence_mask_key] = mask
             op_fn = None
             if mode == ModeKeys.TRAIN:
-                op_fn = _train_op_fn(optimizer_fn(), clip_norm)
+                op_fn = _train_op_fn(optimizer_fn(), clip_norm,
+                                     core.head_reduction(head))
             return head.create_estimator_spec(features=features, mode=mode,
                                               logits=logits, labels=labels,
                                               train_op_fn=op_fn)

@@ -5,13 +5,15 @@ with tf.estimator's heads. Subclasses say how labels become a per-example loss,
 what the predictions and export outputs are, and which metrics they report.
 """
 
+from estimator_lite._engine import distribute
 from estimator_lite._tf import VARIABLE_TYPES, tf
 from estimator_lite.head import head_inputs, reduction
 from estimator_lite.head.keys import MetricKeys, metric_key
 from estimator_lite.head.metrics import Metric, eval_metric_ops, weighted_mean
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
 
-__all__ = ["EvalContext", "Head", "check_prediction_keys", "make_train_op"]
+__all__ = ["EvalContext", "Head", "check_prediction_keys", "loss_for_gradients",
+           "make_train_op"]
 
 
 class EvalContext:
@@ -88,7 +90,21 @@ def _keras_train_op(loss, optimizer, trainable_variables):
                                  iterations=tf.train.get_or_create_global_step())
 
 
-def make_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
+def loss_for_gradients(loss, loss_reduction):
+    """The loss whose gradients a Keras-style optimizer applies.
+
+    Under a distribution strategy the replicas' gradients are summed, so a loss
+    that is a mean over the batch (SUM_OVER_BATCH_SIZE) counts 1/N per replica,
+    as tf.estimator's heads scaled it; a step then equals one on the global
+    batch. Without a strategy, or for other reductions, `loss` itself.
+    """
+    if loss_reduction == reduction.SUM_OVER_BATCH_SIZE:
+        return distribute.scale_loss_for_replicas(loss)
+    return loss
+
+
+def make_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops,
+                  loss_reduction=None):
     """Builds the train op from exactly one of `optimizer` and `train_op_fn`.
 
     Args:
@@ -99,6 +115,7 @@ def make_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops)
       trainable_variables: variables to train with `optimizer` (None: all trainable).
       train_op_fn: callable(loss) returning the train op, or None.
       update_ops: ops to run with every step (e.g. batch norm moving averages).
+      loss_reduction: the head's reduction; see `loss_for_gradients`.
 
     Returns:
       The train op.
@@ -122,7 +139,8 @@ def make_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops)
                             else _train_variables(trainable_variables))
                 return optimizer.minimize(loss, global_step=tf.train.get_global_step(),
                                           var_list=var_list)
-            return _keras_train_op(loss, optimizer, trainable_variables)
+            return _keras_train_op(loss_for_gradients(loss, loss_reduction), optimizer,
+                                   trainable_variables)
     if not callable(train_op_fn):
         raise TypeError(f"train_op_fn must be callable, got {train_op_fn!r}")
     train_op = train_op_fn(loss)
@@ -305,7 +323,7 @@ class Head:
                 raise ValueError(f"mode must be one of {ModeKeys.TRAIN!r}, "
                                  f"{ModeKeys.EVAL!r}, {ModeKeys.PREDICT!r}; got {mode!r}")
             train_op = make_train_op(loss, optimizer, trainable_variables, train_op_fn,
-                                     update_ops)
+                                     update_ops, self._loss_reduction)
             return EstimatorSpec(mode, predictions=predictions, loss=loss,
                                  train_op=train_op)
 

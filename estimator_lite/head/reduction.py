@@ -6,6 +6,7 @@ for the TF1 canned estimators pass `tf.compat.v1.losses.Reduction` strings; thos
 accepted too, with their TF1 meaning.
 """
 
+from estimator_lite._engine import distribute
 from estimator_lite._tf import tf
 
 __all__ = ["SUM", "SUM_OVER_BATCH_SIZE", "VALID_REDUCTIONS", "check_loss_reduction",
@@ -57,6 +58,7 @@ def reduce_loss(unreduced_loss, weights, loss_reduction):
         weights = tf.ones_like(unreduced_loss)
     weights = weights * tf.ones_like(unreduced_loss)  # broadcast to the loss shape
     total = tf.reduce_sum(unreduced_loss * weights)
+    distribute.note_loss_reduction(loss_reduction in (SUM, _V1_SUM))
     if loss_reduction in (SUM, _V1_SUM):
         return total
     if loss_reduction == _V1_MEAN:

@@ -1,0 +1,26 @@
+"""Warm-start settings: which variables a new model takes from another checkpoint."""
+
+import collections
+import os
+
+from estimator_lite._tf import tf
+
+__all__ = ["VocabInfo", "WarmStartSettings"]
+
+# Vocabulary remapping for warm starts (tf.estimator re-exported TF's own class).
+VocabInfo = tf.train.VocabInfo
+
+
+class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
+        "ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info",
+        "var_name_to_prev_var_name"])):
+    """Where and which variables to warm-start from (as TF Estimator's)."""
+
+    def __new__(cls, ckpt_to_initialize_from, vars_to_warm_start=".*",
+                var_name_to_vocab_info=None, var_name_to_prev_var_name=None):
+        if not isinstance(ckpt_to_initialize_from, (str, os.PathLike)):
+            raise TypeError("ckpt_to_initialize_from must be a path, got "
+                            f"{ckpt_to_initialize_from!r}")
+        return super().__new__(cls, os.fspath(ckpt_to_initialize_from),
+                               vars_to_warm_start, var_name_to_vocab_info or {},
+                               var_name_to_prev_var_name or {})
