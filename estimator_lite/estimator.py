@@ -263,6 +263,8 @@ class Estimator:
                                                      config.session_config),
             is_chief=config.is_chief,
             checkpoints=checkpoints, summaries=summaries, progress=progress,
+            restore_dir=(self._model_dir if distribute.workers_hold_variables(
+                config.train_distribute) else None),
             session_creation_timeout_secs=config.session_creation_timeout_secs,
             before_finalize_fn=lambda: periodic.add_default_saver(
                 scaffold, config.keep_checkpoint_max,

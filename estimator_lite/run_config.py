@@ -79,8 +79,12 @@ def _load_tf_config(raw):
     return config
 
 
-def _check_cluster(cluster):
-    """Validates the `cluster` entry: {job_name: [address, ...]}."""
+def _check_cluster(cluster, workers_only_ok=False):
+    """Validates the `cluster` entry: {job_name: [address, ...]}.
+
+    `workers_only_ok`: a cluster of workers without a chief is valid (worker 0
+    leads; MultiWorkerMirroredStrategy clusters).
+    """
     if not isinstance(cluster, dict):
         raise _tf_config_error("'cluster' must be a dict of job name to address list",
                                cluster)
@@ -101,7 +105,8 @@ def _check_cluster(cluster):
         raise _tf_config_error("'chief' and 'master' cannot both be in the cluster",
                                cluster)
     training_jobs = set(cluster) - {TaskType.EVALUATOR}
-    if training_jobs and not training_jobs & {TaskType.CHIEF, TaskType.MASTER}:
+    if (training_jobs and not training_jobs & {TaskType.CHIEF, TaskType.MASTER}
+            and not (workers_only_ok and training_jobs == {TaskType.WORKER})):
         raise _tf_config_error("a cluster needs one 'chief' (or legacy 'master') task",
                                cluster)
     return {job: list(addresses) for job, addresses in cluster.items() if addresses}
@@ -198,11 +203,13 @@ def _optional_str(config, key):
     return value
 
 
-def parse_tf_config(raw=None):
+def parse_tf_config(raw=None, workers_only_ok=False):
     """Parses and validates a TF_CONFIG JSON string.
 
     Args:
       raw: the TF_CONFIG string; None reads the `TF_CONFIG` environment variable.
+      workers_only_ok: accept a cluster of workers only, worker 0 being the chief
+        (as tf.estimator did for MultiWorkerMirroredStrategy).
 
     Returns:
       A `ClusterInfo` with the derived cluster properties.
@@ -214,7 +221,7 @@ def parse_tf_config(raw=None):
     if raw is None:
         raw = os.environ.get(_TF_CONFIG_ENV)
     config = _load_tf_config(raw)
-    cluster = _check_cluster(config.get("cluster", {}))
+    cluster = _check_cluster(config.get("cluster", {}), workers_only_ok)
     environment = config.get("environment", "cloud")
     if environment not in _VALID_ENVIRONMENTS:
         raise _tf_config_error(f"'environment' must be one of {_VALID_ENVIRONMENTS}",
@@ -256,7 +263,9 @@ def parse_tf_config(raw=None):
     workers = sum(len(cluster.get(j, ())) for j in roles.TRAINING)
     return ClusterInfo(
         cluster_spec=tf.train.ClusterSpec(cluster), task_type=task_type,
-        task_id=task_id, is_chief=task_type in roles.CHIEFS,
+        task_id=task_id, is_chief=task_type in roles.CHIEFS or (
+            task_type == TaskType.WORKER and task_id == 0
+            and not set(cluster) & set(roles.CHIEFS)),
         master=master, evaluation_master=eval_master,
         num_ps_replicas=len(cluster.get(TaskType.PS, ())), num_worker_replicas=workers,
         global_id_in_cluster=_global_id(cluster, task_type, task_id),
@@ -340,7 +349,8 @@ class RunConfig:
           TypeError: an argument has the wrong type.
           ValueError: an argument has a bad value, or TF_CONFIG is invalid.
         """
-        self._init(locals(), parse_tf_config())
+        self._init(locals(), parse_tf_config(
+            workers_only_ok=distribute.is_collective(train_distribute)))
 
     def _init(self, args, cluster_info):
         self._args = {name: args[name] for name in self._ARG_NAMES}

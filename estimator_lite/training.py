@@ -25,7 +25,7 @@ import time
 import typing
 
 from estimator_lite import exporter as exporter_lib
-from estimator_lite._engine import completion, event_files, roles, validation
+from estimator_lite._engine import completion, distribute, event_files, roles, validation
 from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine.timer import Timer
 from estimator_lite._tf import logging, tf
@@ -489,6 +489,9 @@ class _TrainingExecutor:
             raise ValueError(f"task type {task_type!r} cannot run in a cluster; valid "
                              f"task types: {', '.join(sorted(runners))}")
         roles.check_evaluator_index(task_type, config.task_id)
+        if task_type == roles.WORKER and getattr(config, "is_chief", False):
+            # Worker 0 of a chief-less MultiWorkerMirroredStrategy cluster leads.
+            return self.run_chief()
         return runners[task_type]()
 
     # Roles --------------------------------------------------------------------------
@@ -664,11 +667,15 @@ class _TrainingExecutor:
     def _start_distributed_training(self):
         """Starts this task's server when needed, then delays workers."""
         config = self._estimator.config
+        strategy = getattr(config, "train_distribute", None)
         if getattr(config, "environment", "cloud") == "google":
             logging.info("environment 'google': the platform runs the servers.")
+        elif distribute.server_started(strategy):
+            logging.info("The distribution strategy started this task's server.")
         elif sum(_num_tasks(config.cluster_spec, j) for j in config.cluster_spec.jobs) > 1:
             self._start_std_server(config)
-        if config.task_type == roles.WORKER:
+        # Collective strategies step all workers together: no staggered start.
+        if config.task_type == roles.WORKER and not distribute.is_collective(strategy):
             max_delay = getattr(config, "experimental_max_worker_delay_secs", None)
             max_delay = _MAX_DELAY_SECS if max_delay is None else int(max_delay)
             delay = min(max_delay, _DELAY_SECS_PER_WORKER * (config.task_id + 1))
@@ -690,7 +697,8 @@ class _TrainingExecutor:
         logging.info("Starting server for %s:%d.", config.task_type, config.task_id)
         self._server = server_lib.Server(
             config.cluster_spec, job_name=config.task_type, task_index=config.task_id,
-            config=config.session_config, start=False,
+            config=distribute.session_config(getattr(config, "train_distribute", None),
+                                             config.session_config), start=False,
             protocol=getattr(config, "protocol", None) or "grpc")
         self._server.start()
         return self._server

@@ -34,7 +34,9 @@ from estimator_lite._engine.input_fn import Input, static_batch_size
 from estimator_lite._tf import DATASET_TYPES, tf
 
 __all__ = ["Replicated", "replicated", "check_strategy", "build_train", "build_eval", "TrainSpecParts",
-           "scale_loss_for_replicas", "note_loss_reduction", "reporting_reduce_op", "SUPPORTED_STRATEGIES"]
+           "scale_loss_for_replicas", "note_loss_reduction", "reporting_reduce_op", "SUPPORTED_STRATEGIES", "is_collective",
+           "workers_hold_variables", "server_started", "is_between_graph",
+           "is_parameter_server", "session_config"]
 
 # Strategy class names (V2 and V1 spellings) this module runs.
 _ONE_DEVICE = ("OneDeviceStrategy", "OneDeviceStrategyV1")
@@ -87,6 +89,24 @@ def check_strategy(name, strategy):
 def is_between_graph(strategy):
     """True for strategies whose workers each build their own graph (multi-worker)."""
     return strategy is not None and _kind(strategy) in _MULTI_WORKER + _PARAMETER_SERVER
+
+
+def is_collective(strategy):
+    """True for MultiWorkerMirroredStrategy (collective all-reduce across workers)."""
+    return strategy is not None and _kind(strategy) in _MULTI_WORKER
+
+
+def workers_hold_variables(strategy):
+    """True when every worker keeps its own copy of the variables (collective
+    strategies), so each one initialises or restores them, not only the chief."""
+    return is_collective(strategy)
+
+
+def server_started(strategy):
+    """True when the strategy already started this task's server (TF's
+    MultiWorkerMirroredStrategy does, when built eagerly with a cluster)."""
+    return bool(strategy is not None and
+                getattr(strategy.extended, "_std_server_started", False))
 
 
 def is_parameter_server(strategy):

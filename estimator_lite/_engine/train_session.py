@@ -156,7 +156,7 @@ class TrainSession:
     def __init__(self, *, global_step, train_op, loss, scaffold, hooks=(), master="",
                  session_config=None, is_chief=True, checkpoints=None, summaries=None,
                  progress=None, session_creation_timeout_secs=7200, clock=time.time,
-                 before_finalize_fn=None):
+                 before_finalize_fn=None, restore_dir=None):
         """Prepares the graph for training.
 
         Args:
@@ -177,6 +177,9 @@ class TrainSession:
           before_finalize_fn: called after the hooks' begin() and before the graph
             is finalized (the Estimator builds its Saver there, so variables that
             hooks create are covered).
+          restore_dir: a non-chief that holds its own copy of the variables (a
+            MultiWorkerMirroredStrategy worker) initialises or restores them from
+            this directory itself instead of waiting for the chief; None waits.
         """
         self._graph = tf.get_default_graph()
         self._global_step = global_step
@@ -185,6 +188,7 @@ class TrainSession:
         self._master = master
         self._session_config = session_config
         self._is_chief = is_chief
+        self._restore_dir = restore_dir
         self._checkpoints = (checkpoints if is_chief and checkpoints is not None
                              else CheckpointSaver())
         self._summaries = summaries if is_chief else None
@@ -218,7 +222,7 @@ class TrainSession:
             ready_op=self._scaffold.ready_op,
             ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
             graph=self._graph, recovery_wait_secs=_READY_POLL_SECS)
-        if not self._is_chief:
+        if not self._is_chief and self._restore_dir is None:
             session = manager.wait_for_session(
                 self._master, config=self._session_config,
                 max_wait_secs=self._creation_timeout_secs)
@@ -234,9 +238,9 @@ class TrainSession:
         return int(session.run(self._global_step))
 
     def _restore_or_initialize(self, manager):
-        """Chief: restores the newest checkpoint (after checking it fits the graph)
-        or initialises the model."""
-        ckpt_dir = self._checkpoints.checkpoint_dir
+        """Chief (or a worker with its own variables): restores the newest checkpoint
+        (after checking it fits the graph) or initialises the model."""
+        ckpt_dir = self._checkpoints.checkpoint_dir or self._restore_dir
         latest = model_dir.latest_checkpoint(ckpt_dir) if ckpt_dir else None
         if latest:
             # The variables the Estimator's Saver restores; a model_fn's own Saver
@@ -247,7 +251,7 @@ class TrainSession:
                 latest, [v for v in tf.global_variables() if id(v) not in skipped],
                 ckpt_dir, require_all=estimator_saver,
                 estimator_name=self._checkpoints.estimator_name)
-        if ckpt_dir:
+        if self._checkpoints.checkpoint_dir:
             tf.io.gfile.makedirs(ckpt_dir)  # the Saver does not create it
             _remove_checkpoint_temps(ckpt_dir)
         return manager.prepare_session(
