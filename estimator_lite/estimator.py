@@ -29,10 +29,10 @@ from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine import periodic_actions as periodic
 from estimator_lite._engine.fn_args import call_with_declared_args, declared_args
 from estimator_lite._engine.train_session import TrainSession, check_train_args, step_limits
+from estimator_lite._engine.warm_start import VocabInfo, WarmStartSettings
 from estimator_lite._tf import logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
-from estimator_lite._engine.warm_start import VocabInfo, WarmStartSettings
 from estimator_lite.run_config import RunConfig
 
 __all__ = ["Estimator", "VocabInfo", "WarmStartSettings"]

@@ -261,9 +261,8 @@ def test_model_dir_conflict(monkeypatch, tmp_path):
     ({"model_dir": 3}, TypeError, "model_dir must be"),
     ({"session_creation_timeout_secs": 0}, ValueError, "session_creation_timeout_secs"),
     ({"device_fn": "cpu"}, TypeError, "device_fn must be callable"),
-    ({"train_distribute": object()}, ValueError,
-     "train_distribute must be None, a OneDeviceStrategy or a single-machine "
-     "MirroredStrategy; object is not supported"),
+    ({"train_distribute": object()}, TypeError,
+     "train_distribute must be a tf.distribute strategy or None, got <object"),
     ({"experimental_max_worker_delay_secs": -2}, ValueError,
      "experimental_max_worker_delay_secs"),
 ])

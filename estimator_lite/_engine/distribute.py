@@ -33,17 +33,20 @@ from estimator_lite._engine import eval_loop
 from estimator_lite._engine.input_fn import Input, static_batch_size
 from estimator_lite._tf import DATASET_TYPES, tf
 
-__all__ = ["Replicated", "replicated", "check_strategy", "build_train", "build_eval", "TrainSpecParts",
-           "scale_loss_for_replicas", "note_loss_reduction", "reporting_reduce_op", "SUPPORTED_STRATEGIES", "is_collective",
-           "workers_hold_variables", "server_started", "is_between_graph",
-           "is_parameter_server", "session_config"]
+__all__ = [
+    "SUPPORTED_STRATEGIES", "Replicated", "TrainSpecParts", "build_eval", "build_train",
+    "check_strategy", "is_between_graph", "is_collective", "is_parameter_server",
+    "note_loss_reduction", "replicated", "reporting_reduce_op", "scale_loss_for_replicas",
+    "server_started", "session_config", "workers_hold_variables",
+]
 
 # Strategy class names (V2 and V1 spellings) this module runs.
 _ONE_DEVICE = ("OneDeviceStrategy", "OneDeviceStrategyV1")
 _IN_GRAPH = ("MirroredStrategy", "MirroredStrategyV1", "CentralStorageStrategy",
              "CentralStorageStrategyV1")
 _MULTI_WORKER = ("MultiWorkerMirroredStrategy", "CollectiveAllReduceStrategy",
-                 "CollectiveAllReduceStrategyV1", "_CollectiveAllReduceStrategyExperimental",
+                 "CollectiveAllReduceStrategyV1",
+                 "_CollectiveAllReduceStrategyExperimental",
                  "MultiWorkerMirroredStrategyV1")
 _PARAMETER_SERVER = ("ParameterServerStrategyV1",)
 SUPPORTED_STRATEGIES = _ONE_DEVICE + _IN_GRAPH + _MULTI_WORKER + _PARAMETER_SERVER

@@ -9,8 +9,8 @@ its own ``training/<Name>/iter`` counter, as in tf.estimator 2.15.
 import numbers
 
 from estimator_lite import head as head_lib
-from estimator_lite.head import base_head
 from estimator_lite._tf import tf
+from estimator_lite.head import base_head
 
 __all__ = ["ModelPart", "check_float", "check_head", "classifier_head",
            "head_reduction", "regressor_head", "train_op_fn"]
