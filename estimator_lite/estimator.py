@@ -6,6 +6,7 @@ API and behaviour follow TF Estimator's Estimator (2.15). Every call builds its 
 Who owns what. This module builds the graphs (input_fn and model_fn calls, devices,
 warm start, Keras name isolation) and hands them to the code that runs them:
 | train loop                 | `_engine/train_session.py`, `_engine/periodic.py` |
+| distribution strategies    | `_engine/distribute.py` (replicas, input, reductions)     |
 | eval loop / predict loop   | `_engine/eval_loop.py` / `_engine/predict_loop.py`        |
 | SavedModel writing         | `export/saved_model.py` (signatures, atomic dirs, Builder) |
 | input_fn results           | `_engine/input_fn.py`                                     |
@@ -23,6 +24,7 @@ from estimator_lite._engine import (
     predict_loop,
     state_updates,
     validation,
+    warm_start,
 )
 from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._engine import model_dir as model_dir_lib
@@ -135,21 +137,17 @@ class Estimator:
                 ps_tasks=config.num_ps_replicas,
                 worker_device=f"/job:{config.task_type}/task:{config.task_id}",
                 merge_devices=True, cluster=config.cluster_spec)
-        runner = distribute.replicated(config.train_distribute)
-        return runner.device if runner is not None else None
+        return None
 
-    def _placement(self, strategy, device_fn):
-        """Where a graph is built: inside a replicating strategy's scope, else on
-        `device_fn` (which may be None)."""
+    def _placement(self, strategy, device_fn=None):
+        """Where a graph is built: inside a replicating strategy's scope, on a
+        single-device strategy's device, else on `device_fn` (may be None)."""
         runner = distribute.replicated(strategy)
         if runner is not None and runner.is_replicated:
             return runner.scope()
+        if runner is not None and runner.device is not None and device_fn is None:
+            return tf.device(runner.device)
         return tf.device(device_fn)
-
-    def _eval_device(self):
-        """The device of eval_distribute's single-device strategy, or None."""
-        runner = distribute.replicated(self._config.eval_distribute)
-        return runner.device if runner is not None else None
 
     def _new_graph(self):
         graph = tf.Graph()
@@ -241,7 +239,7 @@ class Estimator:
             spec = self._call_train_model_fn(inputs.features, inputs.labels)
             examples_per_step = input_fn_lib.static_batch_size(inputs.features)
         if self._warm_start is not None and config.is_chief:
-            self._apply_warm_start()
+            warm_start.apply(self._warm_start, self.latest_checkpoint())
         scaffold = input_fn_lib.scaffold_with_input(spec.scaffold, inputs.initializer)
         all_hooks = list(hooks) + list(spec.training_hooks)
         checkpoints = summaries = None
@@ -282,14 +280,6 @@ class Estimator:
                                                     created.ops)
         return spec if train_op is spec.train_op else spec._replace(train_op=train_op)
 
-    def _apply_warm_start(self):
-        ws = self._warm_start
-        if self.latest_checkpoint() is not None:
-            return  # Restoring our own checkpoint wins over warm-starting.
-        logging.info("Warm-starting from %s", ws.ckpt_to_initialize_from)
-        tf.train.warm_start(ws.ckpt_to_initialize_from, ws.vars_to_warm_start,
-                            ws.var_name_to_vocab_info, ws.var_name_to_prev_var_name)
-
     # Evaluate --------------------------------------------------------------------------
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
@@ -320,12 +310,18 @@ class Estimator:
         if checkpoint_path is None:
             logging.warning("No checkpoint in %s; evaluating freshly initialised "
                             "variables.", self._model_dir)
+        return self._evaluate(input_fn, steps, hooks, checkpoint_path, name, None,
+                              "Evaluation")
+
+    def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name, variable_values,
+                  label):
+        """Builds and runs an evaluation graph, writes and logs the metrics."""
         graph = self._new_graph()
-        with graph.as_default(), self._placement(self._config.eval_distribute,
-                                                 self._eval_device()):
-            metrics = self._run_evaluation(input_fn, steps, hooks, checkpoint_path)
+        with graph.as_default(), self._placement(self._config.eval_distribute):
+            metrics = self._run_evaluation(input_fn, steps, hooks, checkpoint_path,
+                                           variable_values)
         self._eval_summaries.write(self.eval_dir(name), metrics)
-        eval_loop.log_metrics("Evaluation", metrics)
+        eval_loop.log_metrics(label, metrics)
         return metrics
 
     def _run_evaluation(self, input_fn, steps, hooks, checkpoint_path,
@@ -455,36 +451,21 @@ class Estimator:
 
     def _export(self, export_dir_base, receiver_fn_map, assets_extra, as_text,
                 checkpoint_path, strip_default_attrs):
-        modes = saved_model_lib.export_modes(receiver_fn_map)
-        checkpoint_path = self._require_checkpoint(checkpoint_path)
+        def mode_graph(mode, receiver):
+            tf.train.get_or_create_global_step()
+            labels = getattr(receiver, "labels", None)
+            return (self._call_train_model_fn(receiver.features, labels)
+                    if mode == ModeKeys.TRAIN else
+                    self._call_model_fn(receiver.features, labels, mode))
 
-        def write(temp_dir):
-            writer = saved_model_lib.SavedModelWriter(
-                temp_dir, self._local_session_config(), strip_default_attrs)
-            for mode in modes:
-                with self._new_graph().as_default():
-                    tf.train.get_or_create_global_step()
-                    receiver = receiver_fn_map[mode]()
-                    labels = getattr(receiver, "labels", None)
-                    spec = (self._call_train_model_fn(receiver.features, labels)
-                            if mode == ModeKeys.TRAIN else
-                            self._call_model_fn(receiver.features, labels, mode))
-                    writer.add_current_graph(
-                        saved_model_lib.MODE_TAGS[mode],
-                        saved_model_lib.mode_signature_defs(mode, spec, receiver),
-                        spec.scaffold.saver, checkpoint_path, train_op=spec.train_op)
-            writer.save(as_text)
-
-        # tf.estimator returned bytes, and programs call .decode() on the result.
-        return os.fsencode(saved_model_lib.export_to_new_dir(
-            os.fspath(export_dir_base), write, assets_extra))
+        return saved_model_lib.export_saved_model(
+            export_dir_base, receiver_fn_map, mode_graph, self._new_graph,
+            self._require_checkpoint(checkpoint_path), self._local_session_config(),
+            assets_extra, as_text, strip_default_attrs)
 
     def _local_session_config(self):
         """The session config for evaluation, prediction and export."""
-        config = tf.ConfigProto()
-        config.CopyFrom(self._config.session_config)
-        del config.device_filters[:]  # Export and eval run on this machine only.
-        return config
+        return distribute.local_session_config(self._config.session_config)
 
 
 # Package interface ----------------------------------------------------------------------
@@ -512,11 +493,5 @@ def evaluate_values(estimator, input_fn, steps, hooks, name, variable_values):
     Returns:
       The metrics dict, with 'global_step'.
     """
-    graph = estimator._new_graph()
-    with graph.as_default(), estimator._placement(estimator.config.eval_distribute,
-                                                  estimator._eval_device()):
-        metrics = estimator._run_evaluation(input_fn, steps, hooks, None,
-                                            variable_values=variable_values)
-    estimator._eval_summaries.write(estimator.eval_dir(name), metrics)
-    eval_loop.log_metrics("In-memory evaluation", metrics)
-    return metrics
+    return estimator._evaluate(input_fn, steps, hooks, None, name, variable_values,
+                               "In-memory evaluation")

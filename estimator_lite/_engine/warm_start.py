@@ -3,9 +3,9 @@
 import collections
 import os
 
-from estimator_lite._tf import tf
+from estimator_lite._tf import logging, tf
 
-__all__ = ["VocabInfo", "WarmStartSettings"]
+__all__ = ["VocabInfo", "WarmStartSettings", "apply"]
 
 # Vocabulary remapping for warm starts (tf.estimator re-exported TF's own class).
 VocabInfo = tf.train.VocabInfo
@@ -24,3 +24,19 @@ class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
         return super().__new__(cls, os.fspath(ckpt_to_initialize_from),
                                vars_to_warm_start, var_name_to_vocab_info or {},
                                var_name_to_prev_var_name or {})
+
+
+def apply(settings, latest_checkpoint):
+    """Warm-starts the current graph's variables, unless model_dir has a checkpoint
+    (restoring the model's own checkpoint wins over warm-starting).
+
+    Args:
+      settings: a WarmStartSettings.
+      latest_checkpoint: the newest checkpoint in model_dir, or None.
+    """
+    if latest_checkpoint is not None:
+        return
+    logging.info("Warm-starting from %s", settings.ckpt_to_initialize_from)
+    tf.train.warm_start(settings.ckpt_to_initialize_from, settings.vars_to_warm_start,
+                        settings.var_name_to_vocab_info,
+                        settings.var_name_to_prev_var_name)

@@ -7,7 +7,8 @@ from estimator_lite._engine import model_dir, validation
 from estimator_lite._tf import logging, tf
 from estimator_lite.export import outputs, receivers
 
-__all__ = ["build_signature_defs", "export_modes", "mode_signature_defs",
+__all__ = ["build_signature_defs", "export_modes", "export_saved_model",
+           "mode_signature_defs",
            "make_export_dir", "write_atomically",
            "export_to_new_dir", "SavedModelWriter", "MODE_TAGS", "TRAIN_OP_COLLECTION",
            "copy_assets_extra",
@@ -157,6 +158,44 @@ def export_to_new_dir(export_dir_base, write_fn, assets_extra=None):
 # "train", "eval", "infer") and the collection naming a train graph's train op.
 MODE_TAGS = {"train": ["train"], "eval": ["eval"], "infer": ["serve"]}
 TRAIN_OP_COLLECTION = "saved_model_train_op"
+
+
+def export_saved_model(export_dir_base, receiver_fn_map, spec_fn, new_graph_fn,
+                       checkpoint_path, session_config, assets_extra, as_text,
+                       strip_default_attrs):
+    """Writes one SavedModel with a MetaGraph per mode in a new timestamped dir.
+
+    Args:
+      export_dir_base: parent of the timestamped export dirs.
+      receiver_fn_map: {ModeKeys: receiver fn} (see `export_modes`).
+      spec_fn: callable(mode, receiver) building the mode's graph in the current
+        graph; returns its EstimatorSpec.
+      new_graph_fn: returns a new tf.Graph for one mode.
+      checkpoint_path: the checkpoint whose variables are exported.
+      session_config: tf.ConfigProto of the sessions that restore it.
+      assets_extra: dict of destination path (under assets.extra) to source.
+      as_text: write the SavedModel proto as text.
+      strip_default_attrs: leave default-valued op attributes out.
+
+    Returns:
+      The export directory, as bytes (tf.estimator returned bytes, and programs
+      call .decode() on it).
+    """
+    modes = export_modes(receiver_fn_map)
+
+    def write(temp_dir):
+        writer = SavedModelWriter(temp_dir, session_config, strip_default_attrs)
+        for mode in modes:
+            with new_graph_fn().as_default():
+                receiver = receiver_fn_map[mode]()
+                spec = spec_fn(mode, receiver)
+                writer.add_current_graph(
+                    MODE_TAGS[mode], mode_signature_defs(mode, spec, receiver),
+                    spec.scaffold.saver, checkpoint_path, train_op=spec.train_op)
+        writer.save(as_text)
+
+    return os.fsencode(export_to_new_dir(os.fspath(export_dir_base), write,
+                                         assets_extra))
 
 
 class SavedModelWriter:
