@@ -65,6 +65,8 @@ class _TowerContext:
         self.consolidation_device = (self.devices[0] if self.num_towers == 1
                                      else "/device:CPU:0")
         self.tower_index = None
+        # Each tower's share of the batch (tensors), when the shards are dense.
+        self.shard_weights = None
         # The caller's name scope: the real apply runs there, so variables it
         # creates (e.g. Adam's beta1_power) keep their unreplicated names.
         graph_scope = tf.get_default_graph().get_name_scope()
@@ -117,10 +119,18 @@ class _TowerContext:
     # Optimizer bookkeeping -----------------------------------------------------
 
     def scale_loss(self, loss):
-        """Loss to differentiate in one tower so summed gradients match one device."""
-        if self.loss_reduction in _MEAN_REDUCTIONS and self.num_towers > 1:
+        """Loss to differentiate in one tower so summed gradients match one device.
+
+        A mean loss counts by the tower's share of the batch: 1/K for equal
+        shards, n_i/N for the uneven last batch of an epoch (an empty tower, when
+        the batch is smaller than K, adds nothing).
+        """
+        if self.loss_reduction not in _MEAN_REDUCTIONS or self.num_towers == 1:
+            return loss
+        if self.shard_weights is None:
             return loss * (1.0 / self.num_towers)
-        return loss
+        weight = tf.cast(self.shard_weights[self.tower_index], loss.dtype)
+        return tf.math.multiply_no_nan(loss, weight)
 
     def record_apply(self, optimizer, grads_and_vars):
         """Stores one tower's gradients; returns (call index, is_last_tower)."""
@@ -421,7 +431,7 @@ def _combine(specs, mode, loss_reduction, metric_variables, shard_sizes):
     loss = None
     if first.loss is not None:
         loss = _reduce_loss([spec.loss for spec in specs], loss_reduction,
-                            None if mode == ModeKeys.TRAIN else shard_sizes)
+                            shard_sizes)
     predictions = None
     if first.predictions is not None:
         predictions = _concat([spec.predictions for spec in specs])
@@ -507,16 +517,22 @@ def _shard_batch_sizes(feature_shards):
 
 
 def _run_towers(model_fn, context, features, labels, mode, available):
-    # Training needs equal shards (gradients are scaled by 1/K); evaluation and
-    # prediction accept an uneven last batch: metrics have additive state and the
-    # eval loss is weighted by shard size.
-    require_even = mode == ModeKeys.TRAIN
+    # An uneven batch (the last one of an epoch) is split into near-equal shards:
+    # each tower's loss and gradients count by its share of the batch, metrics
+    # have additive state. Only training on sparse features alone, whose shard
+    # sizes are unknown, still needs a batch divisible by the number of towers.
     k = context.num_towers
+    require_even = mode == ModeKeys.TRAIN and _dense_key(features) is _NO_DENSE
     with tf.device(context.consolidation_device):
         feature_shards = _split_batch(features, k, require_even)
         label_shards = _split_batch(labels, k, require_even)
-        shard_sizes = (None if isinstance(feature_shards[0], tf.SparseTensor)
+        shard_sizes = (None if require_even or isinstance(feature_shards[0],
+                                                          tf.SparseTensor)
                        else _shard_batch_sizes(feature_shards))
+        if shard_sizes is not None and mode == ModeKeys.TRAIN:
+            total = tf.cast(tf.add_n(shard_sizes), tf.float32)
+            context.shard_weights = [tf.math.divide_no_nan(tf.cast(n, tf.float32), total)
+                                     for n in shard_sizes]
     outer_scope = tf.get_variable_scope()
     specs, metric_variables = [], []
     for i in range(k):
@@ -533,3 +549,16 @@ def _run_towers(model_fn, context, features, labels, mode, available):
     with tf.device(context.consolidation_device):
         return _combine(specs, mode, context.loss_reduction, metric_variables,
                         shard_sizes)
+
+
+_NO_DENSE = object()
+
+
+def _dense_key(features):
+    """The key of the first dense feature (None for a bare Tensor), or _NO_DENSE."""
+    if isinstance(features, tf.Tensor):
+        return None
+    if isinstance(features, dict):
+        return next((k for k, v in features.items() if isinstance(v, tf.Tensor)),
+                    _NO_DENSE)
+    return _NO_DENSE

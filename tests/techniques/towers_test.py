@@ -314,19 +314,50 @@ def test_towers_with_different_optimizer_calls_are_an_error(tmp_path):
         est.train(_input_fn(), steps=1)
 
 
-def test_batch_not_divisible_is_a_value_error(tmp_path):
-    est = _estimator(tmp_path, "odd", make_model_fn(), 4)
+@pytest.mark.parametrize("reduction", [REDUCTION.SUM, REDUCTION.SUM_BY_NONZERO_WEIGHTS])
+def test_uneven_and_short_last_batches_train_like_one_device(tmp_path, reduction):
+    # 10 examples, batches of 4 on 4 towers: 4, 4, then 2 (two towers get none),
+    # and a static batch of 6 (shards 2, 2, 1, 1). Each step equals the
+    # one-device step; training ends cleanly at the end of the input.
+    model_fn = make_model_fn(reduction=reduction)
+    one = _estimator(tmp_path, "one", model_fn, None)
+    towers = _estimator(tmp_path, "k", model_fn, 4, loss_reduction=reduction)
+    for est in (one, towers):
+        est.train(_input_fn(n=10, batch=4, epochs=1))
+    assert towers.get_variable_value("global_step") == 3
+    _assert_same_variables(
+        {n: one.get_variable_value(n) for n in one.get_variable_names()},
+        {n: towers.get_variable_value(n) for n in towers.get_variable_names()})
 
-    def input_fn():  # static batch size 6
+    def static_input_fn():  # static batch size 6
         x, y, ids = _data(6)
         return {"x": tf.constant(x), "ids": tf.constant(ids)}, tf.constant(y)
+
+    for est in (one, towers):
+        est.train(static_input_fn, steps=1)
+    _assert_same_variables(
+        {n: one.get_variable_value(n) for n in one.get_variable_names()},
+        {n: towers.get_variable_value(n) for n in towers.get_variable_names()})
+
+
+def test_sparse_only_training_batch_not_divisible_is_a_value_error(tmp_path):
+    # Without a dense feature the shard sizes are unknown: training needs equal
+    # shards, and a static batch that cannot give them is an early ValueError.
+    def model_fn(features, labels, mode):
+        table = tf.get_variable("table", [VOCAB, 1])
+        logits = tf.nn.embedding_lookup_sparse(table, features["ids"], None,
+                                               combiner="sum")
+        loss = tf.losses.sigmoid_cross_entropy(labels, logits)
+        train_op = el.TowerOptimizer(tf.train.GradientDescentOptimizer(0.1)).minimize(
+            loss, global_step=tf.train.get_global_step())
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    est = _estimator(tmp_path, "odd", model_fn, 4)
+
+    def input_fn():
+        _, y, ids = _data(6)
+        return {"ids": tf.sparse.from_dense(tf.constant(ids))}, tf.constant(y)
 
     with pytest.raises(ValueError, match="batch size 6 is not divisible by the number "
                                          "of devices 4"):
         est.train(input_fn, steps=1)
-
-
-def test_dynamic_batch_not_divisible_fails_at_run_time(tmp_path):
-    est = _estimator(tmp_path, "dyn", make_model_fn(), 4)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="not divisible"):
-        est.train(_input_fn(n=6, batch=6), steps=1)
