@@ -19,6 +19,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Benchmark -> keys its JSON line must hold.
 BENCHMARKS = {
     "train_overhead.py": ("bare_steps_per_sec", "estimator_vs_bare"),
+    "strategies.py": ("one_device_steps_per_sec", "towers_2_steps_per_sec",
+                      "mirrored_2_steps_per_sec", "mirrored_2_vs_one_device"),
     "towers.py": ("plain_steps_per_sec", "towers_4_steps_per_sec",
                   "one_device_overhead"),
     "canned.py": ("dnn_estimator_lite_steps_per_sec",
