@@ -10,7 +10,7 @@ from estimator_lite.export import outputs, receivers
 __all__ = ["build_signature_defs", "export_modes", "mode_signature_defs",
            "make_export_dir", "write_atomically",
            "export_to_new_dir", "SavedModelWriter", "MODE_TAGS", "TRAIN_OP_COLLECTION",
-           "copy_assets_extra",
+           "copy_assets_extra", "main_op", "restoring_saver",
            "remove_stale_temp_dirs"]
 
 
@@ -159,6 +159,19 @@ MODE_TAGS = {"train": ["train"], "eval": ["eval"], "infer": ["serve"]}
 TRAIN_OP_COLLECTION = "saved_model_train_op"
 
 
+def main_op():
+    """The op a loaded SavedModel runs after the restore: local variables and tables.
+
+    Built in the default graph; `predictor.from_estimator` runs the same op.
+    """
+    return tf.group(tf.local_variables_initializer(), tf.tables_initializer())
+
+
+def restoring_saver(saver):
+    """`saver` (a scaffold's), or a sharded Saver of every variable if it is None."""
+    return saver or tf.train.Saver(sharded=True)
+
+
 class SavedModelWriter:
     """Writes one SavedModel with a MetaGraph per mode; variables come with the first.
 
@@ -188,8 +201,8 @@ class SavedModelWriter:
             is restored from it, so a graph needing a missing variable fails.
           train_op: a train graph's train op, kept in TRAIN_OP_COLLECTION.
         """
-        init_op = tf.group(tf.local_variables_initializer(), tf.tables_initializer())
-        saver = saver or tf.train.Saver(sharded=True)
+        init_op = main_op()
+        saver = restoring_saver(saver)
         if train_op is not None:
             tf.add_to_collection(TRAIN_OP_COLLECTION, train_op)
         arguments = {
