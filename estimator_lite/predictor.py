@@ -24,6 +24,7 @@ import numpy as np
 from estimator_lite import estimator as estimator_lib
 from estimator_lite._engine import validation
 from estimator_lite._tf import tf
+from estimator_lite.export import receivers
 from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.model_fn import ModeKeys
 
@@ -431,6 +432,9 @@ def _build_serving_graph(estimator, serving_input_receiver_fn, output_key):
     """
     tf.train.get_or_create_global_step()
     receiver = serving_input_receiver_fn()
+    if not isinstance(receiver, receivers.ServingInputReceiver):
+        raise TypeError("serving_input_receiver_fn must return a ServingInputReceiver, "
+                        f"got {receiver!r}")
     spec = estimator_lib.call_model_fn(estimator, receiver.features, None,
                                        ModeKeys.PREDICT)
     signatures = saved_model_lib.mode_signature_defs(ModeKeys.PREDICT, spec, receiver)
