@@ -294,15 +294,16 @@ def from_saved_model(export_dir, signature_def_key=None, signature_def=None,
             meta_graph = _load_saved_model(session, tags, export_dir)
         key = None  # input_names, or a signature_def given: no key to name
         if input_names is not None:
-            feeds = _named_tensors("input_names", input_names, graph)
-            fetches = _named_tensors("output_names", output_names, graph)
+            feed_tensors = _named_tensors("input_names", input_names, graph)
+            fetch_tensors = _named_tensors("output_names", output_names, graph)
         else:
             if signature_def is None:
                 key, signature_def = _select_signature(
                     meta_graph.signature_def, signature_def_key, "signature_def_key",
                     f"the SavedModel in {export_dir} (tags {tags})")
-            feeds, fetches = _signature_tensors(signature_def, graph)
-        predictor = Predictor(graph, session, feeds, fetches, signature_key=key)
+            feed_tensors, fetch_tensors = _signature_tensors(signature_def, graph)
+        predictor = Predictor(graph, session, feed_tensors, fetch_tensors,
+                              signature_key=key)
     except BaseException:
         session.close()
         raise
@@ -394,8 +395,8 @@ def from_estimator(estimator, serving_input_receiver_fn, output_key=None, graph=
         with graph.as_default():  # a Saver restores in graph mode only
             saver.restore(session, checkpoint_path)
         session.run(init_op)
-        feeds, fetches = _signature_tensors(signature, graph)
-        return Predictor(graph, session, feeds, fetches, signature_key=key)
+        feed_tensors, fetch_tensors = _signature_tensors(signature, graph)
+        return Predictor(graph, session, feed_tensors, fetch_tensors, signature_key=key)
     except BaseException:
         session.close()
         raise
