@@ -8,6 +8,13 @@ RunConfig apart from model_dir):
   predict    - `predict()` of 20,000 examples (batches of 32), one dict per example
                (for both: after one untimed call on one batch, so TensorFlow's
                one-off first-call costs are not counted);
+  latency    - answering one one-example request: estimator_lite's
+               `predictor.from_estimator(...)` callable (median over 200 requests,
+               each a different example, after 20 untimed ones) against
+               tf.estimator's whole one-example `predict()` call (graph build,
+               restore, one prediction; median over 20 calls after an untimed one:
+               fewer, as each takes a fraction of a second);
+  predict_1  - that one-example `predict()` call on every backend (same medians);
   cluster    - a local ps + chief + worker + evaluator job (one process each,
                TF_CONFIG each, max_steps 3000): seconds from start to the chief's
                exit, and to every process's exit. tf.estimator's ps never exits
@@ -15,19 +22,26 @@ RunConfig apart from model_dir):
                ps is killed once the others are done. Four processes importing
                TensorFlow at once dominate this figure on a small machine.
 
-Each job runs in its own process: this file, with ``--job``, under the .venv Python
-(estimator_lite) or under ``$ESTIMATOR_LITE_TF215_PYTHON`` (tensorflow-estimator
-2.15). The job code is the same text for both; only the module that provides
-Estimator/RunConfig/... differs (``--backend``). Backends are interleaved (the order
-alternates every round) and each figure is the median over ``--repeats`` rounds.
+Three backends, each job in its own process: this file, with ``--job``, under
+  estimator_lite         - this interpreter (the newest TensorFlow) and this checkout;
+  estimator_lite_tf215   - ``$ESTIMATOR_LITE_TF215_PYTHON`` with this checkout on
+                           PYTHONPATH: the same library on TF 2.15;
+  tf.estimator           - ``$ESTIMATOR_LITE_TF215_PYTHON`` alone (tensorflow-estimator
+                           2.15).
+The job code is the same text for all; only the module that provides
+Estimator/RunConfig/... differs. Backends are interleaved (the order alternates
+every round) and each figure is the median over ``--repeats`` rounds.
 Timings are taken inside the job process, so interpreter start-up and the
 TensorFlow import are excluded, except for `cluster`, which is timed from outside.
 
-Prints a table (seconds; speedup = tf.estimator / estimator_lite), then one JSON line
-(the last line) with the medians and the speedups. Rows ending in ``_cpu`` give the
-job process's CPU seconds (all threads) for the same calls: on a busy shared machine
-they are steadier than wall time. Without
-ESTIMATOR_LITE_TF215_PYTHON only estimator_lite runs and the speedups are null.
+Prints a table (seconds), then one JSON line (the last line) with the medians and
+two speedups (tf.estimator / estimator_lite): ``speedup`` against estimator_lite on
+the newest TF (library and TF version together) and ``speedup_same_tf`` against
+estimator_lite on TF 2.15 (the library alone). Rows ending in ``_cpu`` give the job
+process's CPU seconds (all threads) for the same calls: on a busy shared machine
+they are steadier than wall time. Without ESTIMATOR_LITE_TF215_PYTHON, or with
+``--quick`` (small sizes, one round: a smoke run), only estimator_lite on the newest
+TF runs and the speedups are null.
 
 Usage: python benchmarks/vs_tf_estimator.py [--repeats 3] [--quick]
 """
@@ -47,10 +61,17 @@ _FEATURES = 16
 _BATCH = 32
 _EXAMPLES = 20000  # evaluate: 625 batches of 32; predict: 20,000 examples
 _FULL = {"train_steps": (300, 3000, 20000), "eval_examples": _EXAMPLES,
-         "predict_examples": _EXAMPLES, "cluster_steps": 3000}
+         "predict_examples": _EXAMPLES, "latency_requests": 200, "predict_calls": 20,
+         "cluster_steps": 3000}
 _QUICK = {"train_steps": (100,), "eval_examples": 3200, "predict_examples": 3200,
-          "cluster_steps": 300}
-_BACKENDS = ("estimator_lite", "tf.estimator")
+          "latency_requests": 20, "predict_calls": 2, "cluster_steps": 300}
+_WARMUP_REQUESTS = 20
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Backend -> (the library its jobs import, whether it runs on the TF 2.15 interpreter).
+_BACKENDS = {"estimator_lite": ("estimator_lite", False),
+             "estimator_lite_tf215": ("estimator_lite", True),
+             "tf.estimator": ("tf.estimator", True)}
+_LIBRARIES = ("estimator_lite", "tf.estimator")
 _CLUSTER_ROLES = (("ps", 0), ("chief", 0), ("worker", 0), ("evaluator", 0))
 _CLUSTER_TIMEOUT_SECS = 600
 _JOB_TIMEOUT_SECS = 900
@@ -169,6 +190,57 @@ def _job_predict(estimator_lib, tf, model_dir, args):
     return result
 
 
+def _serving_input_fn(estimator_lib, tf):
+    def serving_input_fn():
+        x = tf.placeholder(tf.float32, [None, _FEATURES], name="x")
+        return estimator_lib.export.ServingInputReceiver({"x": x}, {"x": x})
+    return serving_input_fn
+
+
+def _predict_one(estimator, x):
+    """One whole `predict()` call for the one example `x` ([1, features])."""
+    import tensorflow
+
+    def input_fn():
+        return tensorflow.data.Dataset.from_tensor_slices({"x": x}).batch(1)
+    return list(estimator.predict(input_fn))
+
+
+def _median_call(fn, calls):
+    """(median wall secs, median CPU secs) of `calls` calls of fn(index)."""
+    walls, cpus = [], []
+    for index in range(calls):
+        clock = _Clock()
+        fn(index)
+        result = clock.result()
+        walls.append(result["secs"])
+        cpus.append(result["cpu_secs"])
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def _job_latency(estimator_lib, tf, model_dir, args):
+    """One-example requests: the predictor (estimator_lite) and the predict() call.
+
+    `secs`/`cpu_secs`: one request as each library answers it best (estimator_lite's
+    predictor; tf.estimator has only predict()); `predict_1_*`: one predict() call.
+    """
+    x = _data(max(args.requests, args.calls) + 1, seed=3)[0]
+    estimator = _trained_and_warm(estimator_lib, tf, model_dir,
+                                  lambda e, n: _predict_one(e, x[:1]))
+    wall, cpu = _median_call(lambda i: _predict_one(estimator, x[i + 1:i + 2]),
+                             args.calls)
+    result = {"predict_1_secs": wall, "predict_1_cpu_secs": cpu, "secs": wall,
+              "cpu_secs": cpu, "tf_version": tf.VERSION}
+    if hasattr(estimator_lib, "predictor"):
+        with estimator_lib.predictor.from_estimator(
+                estimator, _serving_input_fn(estimator_lib, tf)) as predictor:
+            for index in range(_WARMUP_REQUESTS):
+                predictor({"x": x[index:index + 1]})
+            result["secs"], result["cpu_secs"] = _median_call(
+                lambda i: predictor({"x": x[i:i + 1]}), args.requests)
+    return result
+
+
 def _job_cluster_role(estimator_lib, tf, model_dir, args):
     """One role of the local cluster; the role comes from TF_CONFIG."""
     estimator = _estimator(estimator_lib, tf, model_dir, save_checkpoints_steps=1000,
@@ -182,7 +254,7 @@ def _job_cluster_role(estimator_lib, tf, model_dir, args):
 
 
 _JOBS = {"train": _job_train, "evaluate": _job_evaluate, "predict": _job_predict,
-         "cluster_role": _job_cluster_role}
+         "latency": _job_latency, "cluster_role": _job_cluster_role}
 
 
 def _run_job(args):
@@ -196,15 +268,18 @@ def _run_job(args):
 
 
 def _python(backend):
-    return sys.executable if backend == "estimator_lite" else os.environ[
-        "ESTIMATOR_LITE_TF215_PYTHON"]
+    on_tf215 = _BACKENDS[backend][1]
+    return os.environ["ESTIMATOR_LITE_TF215_PYTHON"] if on_tf215 else sys.executable
 
 
 def _job_env(backend, tf_config=None):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
     env.pop("TF_CONFIG", None)
-    if backend == "tf.estimator":
+    if _BACKENDS[backend][0] == "tf.estimator":
         env.pop("PYTHONPATH", None)  # the oracle must not see this checkout
+    else:  # this checkout, whatever else is installed
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (_ROOT, env.get("PYTHONPATH")) if p)
     if tf_config is not None:
         env["TF_CONFIG"] = json.dumps(tf_config)
     return env
@@ -212,14 +287,14 @@ def _job_env(backend, tf_config=None):
 
 def _job_command(backend, job, model_dir, **flags):
     command = [_python(backend), os.path.abspath(__file__), "--job", job,
-               "--backend", backend, "--model-dir", model_dir]
+               "--backend", _BACKENDS[backend][0], "--model-dir", model_dir]
     for name, value in flags.items():
         command += [f"--{name}", str(value)]
     return command
 
 
 def _timed_job(backend, job, tmp, **flags):
-    """Runs one job process; returns (wall secs, CPU secs) it reports."""
+    """Runs one job process; returns the JSON dict it reports (secs, cpu_secs, ...)."""
     model_dir = tempfile.mkdtemp(dir=tmp)
     result = subprocess.run(_job_command(backend, job, model_dir, **flags),
                             capture_output=True, text=True, env=_job_env(backend),
@@ -227,8 +302,7 @@ def _timed_job(backend, job, tmp, **flags):
     if result.returncode != 0:
         raise RuntimeError(f"{backend} {job} {flags} failed:\n{result.stderr[-3000:]}")
     shutil.rmtree(model_dir, ignore_errors=True)
-    reported = json.loads(result.stdout.strip().splitlines()[-1])
-    return reported["secs"], reported["cpu_secs"]
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def _free_ports(count):
@@ -269,8 +343,8 @@ def _timed_cluster(backend, tmp, steps):
                     if process.returncode != 0:
                         raise RuntimeError(f"{backend} {task_type} exited with "
                                            f"{process.returncode}; see {tmp}")
-            if backend == "tf.estimator" and set(exits) >= {"chief", "worker",
-                                                            "evaluator"}:
+            if _BACKENDS[backend][0] == "tf.estimator" and set(exits) >= {
+                    "chief", "worker", "evaluator"}:
                 break  # its ps serves forever
             if now - start > _CLUSTER_TIMEOUT_SECS:
                 raise RuntimeError(f"{backend} cluster did not finish; exits {exits}")
@@ -288,16 +362,17 @@ def _timed_cluster(backend, tmp, steps):
 
 
 def _rounds(sizes, repeats, backends, tmp):
-    """{figure name: {backend: [secs per round]}}, backends interleaved."""
-    figures = {}
+    """({figure name: {backend: [secs per round]}}, {backend: TF version})."""
+    figures, versions = {}, {}
 
     def record(name, backend, secs):
         figures.setdefault(name, {}).setdefault(backend, []).append(secs)
 
     def record_job(name, backend, job, **flags):
-        wall_secs, cpu_secs = _timed_job(backend, job, tmp, **flags)
-        record(name, backend, wall_secs)
-        record(f"{name}_cpu", backend, cpu_secs)
+        reported = _timed_job(backend, job, tmp, **flags)
+        record(name, backend, reported["secs"])
+        record(f"{name}_cpu", backend, reported["cpu_secs"])
+        return reported
 
     for round_index in range(repeats):
         order = backends if round_index % 2 == 0 else tuple(reversed(backends))
@@ -309,12 +384,19 @@ def _rounds(sizes, repeats, backends, tmp):
         for backend in order:
             record_job("predict", backend, "predict", examples=sizes["predict_examples"])
         for backend in order:
+            reported = record_job("latency", backend, "latency",
+                                  requests=sizes["latency_requests"],
+                                  calls=sizes["predict_calls"])
+            record("predict_1", backend, reported["predict_1_secs"])
+            record("predict_1_cpu", backend, reported["predict_1_cpu_secs"])
+            versions[backend] = reported["tf_version"]
+        for backend in order:
             chief_secs, every_secs = _timed_cluster(backend, tmp, sizes["cluster_steps"])
             record("cluster_chief_exit", backend, chief_secs)
             if every_secs is not None:
                 record("cluster_every_exit", backend, every_secs)
         print(f"round {round_index + 1}/{repeats} done", file=sys.stderr, flush=True)
-    return figures
+    return figures, versions
 
 
 def _medians(figures):
@@ -322,26 +404,37 @@ def _medians(figures):
             for name, by in figures.items()}
 
 
-def _report(medians, repeats, sizes, load_before):
-    print(f"{'job':<22}{'estimator_lite s':>18}{'tf.estimator s':>16}{'speedup':>9}")
-    speedups = {}
+def _speedup(by, ours):
+    """tf.estimator's seconds over backend `ours`'s, or None if either is missing."""
+    theirs, mine = by.get("tf.estimator"), by.get(ours)
+    return theirs / mine if theirs and mine else None
+
+
+def _report(medians, versions, repeats, sizes, load_before):
+    columns = (("estimator_lite s", 18), ("el on 2.15 s", 14), ("tf.estimator s", 16),
+               ("speedup", 9), ("same TF", 9))
+    print(f"{'job':<22}" + "".join(f"{title:>{width}}" for title, width in columns))
+    speedups, same_tf = {}, {}
     # Wall time first (what the goals are about), then process CPU time, which a
     # busy shared machine disturbs less.
     order = sorted(medians, key=lambda n: (n.endswith("_cpu"), list(medians).index(n)))
     for name in order:
         by = medians[name]
-        ours, theirs = by.get("estimator_lite"), by.get("tf.estimator")
-        speedup = theirs / ours if ours and theirs else None
-        speedups[name] = round(speedup, 2) if speedup else None
-
-        def cell(v, width):
-            return f"{v:>{width}.2f}" if v is not None else f"{'-':>{width}}"
-        print(f"{name:<22}{cell(ours, 18)}{cell(theirs, 16)}{cell(speedup, 9)}")
+        cells = (by.get("estimator_lite"), by.get("estimator_lite_tf215"),
+                 by.get("tf.estimator"), _speedup(by, "estimator_lite"),
+                 _speedup(by, "estimator_lite_tf215"))
+        speedups[name] = round(cells[3], 2) if cells[3] else None
+        same_tf[name] = round(cells[4], 2) if cells[4] else None
+        line = "".join(f"{v:>{w}.{4 if v is not None and v < 0.1 else 2}f}"
+                       if v is not None else f"{'-':>{w}}"
+                       for v, (_, w) in zip(cells, columns, strict=True))
+        print(f"{name:<22}{line}")
     sys.stdout.flush()
     print(json.dumps({
-        "speedup": speedups,
-        "median_secs": {n: {b: round(s, 3) for b, s in by.items()}
+        "speedup": speedups, "speedup_same_tf": same_tf,
+        "median_secs": {n: {b: round(s, 6) for b, s in by.items()}
                         for n, by in medians.items()},
+        "tf_versions": versions,
         "repeats": repeats, "sizes": {k: list(v) if isinstance(v, tuple) else v
                                       for k, v in sizes.items()},
         "load_avg_before": load_before, "load_avg_after": list(os.getloadavg())}))
@@ -355,10 +448,12 @@ def _parse(argv):
                         help="small sizes and one round: a smoke run, not a measurement")
     # Internal: how the driver runs one job in a subprocess.
     parser.add_argument("--job", choices=sorted(_JOBS), help=argparse.SUPPRESS)
-    parser.add_argument("--backend", choices=_BACKENDS, help=argparse.SUPPRESS)
+    parser.add_argument("--backend", choices=_LIBRARIES, help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--examples", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--requests", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--calls", type=int, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -369,16 +464,16 @@ def main(argv=None):
         return
     sizes = _QUICK if args.quick else _FULL
     repeats = 1 if args.quick else args.repeats
-    backends = _BACKENDS if os.environ.get("ESTIMATOR_LITE_TF215_PYTHON") else (
-        "estimator_lite",)
-    if len(backends) == 1:
-        print("ESTIMATOR_LITE_TF215_PYTHON is not set: estimator_lite only",
-              file=sys.stderr)
+    backends = tuple(_BACKENDS)
+    if args.quick or not os.environ.get("ESTIMATOR_LITE_TF215_PYTHON"):
+        backends = ("estimator_lite",)
+        print("--quick or no ESTIMATOR_LITE_TF215_PYTHON: estimator_lite on this "
+              "interpreter only", file=sys.stderr)
     load_before = list(os.getloadavg())
     tmp = tempfile.mkdtemp(prefix="bench_vs_tf_estimator_")
-    medians = _medians(_rounds(sizes, repeats, backends, tmp))  # on failure tmp stays
+    figures, versions = _rounds(sizes, repeats, backends, tmp)  # on failure tmp stays
     shutil.rmtree(tmp, ignore_errors=True)
-    _report(medians, repeats, sizes, load_before)
+    _report(_medians(figures), versions, repeats, sizes, load_before)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ tests/layering_test.py checks the arrows):
   `run_config`, `training`, `early_stopping`, `experimental`, `hooks`,
   `extenders`, `parsing_utils`, `inputs/`, `head/`, `canned/`, `tpu/` (TPUEstimator
   on CPU/GPU), `compat/v1/` (TF 1.x's tf.estimator), `keras_estimator`
-  (model_to_estimator); tools `launch` and `inspect`;
+  (model_to_estimator); tools `launch` and `inspect`; `predictor` (in-process
+  serving of a SavedModel or an Estimator, which tf.contrib.predictor was);
 - `techniques/`: what tf.estimator lacked (towers, gradient accumulation, model
   averaging, LR plateau, multi-task, periodic export, fresh start); built on the
   spec modules below, never on `estimator` or `training`;
@@ -85,6 +86,9 @@ _MODULE_NAMES = {
     ),
     "estimator_lite.model_fn": (
         "EstimatorSpec", "ModeKeys",
+    ),
+    "estimator_lite.predictor": (
+        "predictor",
     ),
     "estimator_lite.parsing_utils": (
         "classifier_parse_example_spec", "regressor_parse_example_spec",
@@ -205,6 +209,7 @@ __all__ = [
     "make_early_stopping_hook",
     "model_to_estimator",
     "multi_task_spec",
+    "predictor",
     "read_eval_metrics",
     "replicate_model_fn",
     "stop_if_higher_hook",

@@ -26,7 +26,7 @@ TOP_LEVEL = [
     "TaskType", "TowerOptimizer", "TrainSpec", "WarmStartSettings", "__version__",
     "clip_gradients", "experimental", "export", "fresh_start",
     "make_early_stopping_hook", "model_to_estimator", "multi_task_spec",
-    "read_eval_metrics",
+    "predictor", "read_eval_metrics",
     "install_as_tf_estimator", "uninstall_as_tf_estimator",
     "replicate_model_fn", "stop_if_higher_hook", "stop_if_lower_hook",
     "stop_if_no_decrease_hook", "stop_if_no_increase_hook", "train_and_evaluate",
@@ -78,7 +78,7 @@ PUBLIC_MODULES = [
     "estimator_lite.launch", "estimator_lite.inputs", "estimator_lite.hooks",
     "estimator_lite.extenders", "estimator_lite.head", "estimator_lite.canned",
     "estimator_lite.tpu", "estimator_lite.keras_estimator",
-    "estimator_lite.install", "estimator_lite.run",
+    "estimator_lite.install", "estimator_lite.run", "estimator_lite.predictor",
     "estimator_lite.compat", "estimator_lite.compat.v1",
     "estimator_lite.compat.v1.experimental",
 ]

@@ -25,7 +25,7 @@ BENCHMARKS = {
                   "one_device_overhead"),
     "canned.py": ("dnn_estimator_lite_steps_per_sec",
                   "wide_deep_estimator_lite_accuracy"),
-    "vs_tf_estimator.py": ("speedup", "median_secs"),
+    "vs_tf_estimator.py": ("speedup", "speedup_same_tf", "median_secs", "tf_versions"),
 }
 
 

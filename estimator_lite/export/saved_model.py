@@ -11,7 +11,7 @@ __all__ = ["build_signature_defs", "export_modes", "export_saved_model",
            "mode_signature_defs",
            "make_export_dir", "write_atomically",
            "export_to_new_dir", "SavedModelWriter", "MODE_TAGS", "TRAIN_OP_COLLECTION",
-           "copy_assets_extra",
+           "copy_assets_extra", "main_op", "restoring_saver",
            "remove_stale_temp_dirs"]
 
 
@@ -198,6 +198,19 @@ def export_saved_model(export_dir_base, receiver_fn_map, spec_fn, new_graph_fn,
                                          assets_extra))
 
 
+def main_op():
+    """The op a loaded SavedModel runs after the restore: local variables and tables.
+
+    Built in the default graph; `predictor.from_estimator` runs the same op.
+    """
+    return tf.group(tf.local_variables_initializer(), tf.tables_initializer())
+
+
+def restoring_saver(saver):
+    """`saver` (a scaffold's), or a sharded Saver of every variable if it is None."""
+    return saver or tf.train.Saver(sharded=True)
+
+
 class SavedModelWriter:
     """Writes one SavedModel with a MetaGraph per mode; variables come with the first.
 
@@ -227,8 +240,8 @@ class SavedModelWriter:
             is restored from it, so a graph needing a missing variable fails.
           train_op: a train graph's train op, kept in TRAIN_OP_COLLECTION.
         """
-        init_op = tf.group(tf.local_variables_initializer(), tf.tables_initializer())
-        saver = saver or tf.train.Saver(sharded=True)
+        init_op = main_op()
+        saver = restoring_saver(saver)
         if train_op is not None:
             tf.add_to_collection(TRAIN_OP_COLLECTION, train_op)
         arguments = {
