@@ -4,7 +4,9 @@ input_fn under `MultiWorkerMirroredStrategy`, driven by `train_and_evaluate`.
 Run as it is, with no TF_CONFIG, the strategy is local (one worker, one replica
 on CPU). Run with a TF_CONFIG (a worker-only cluster, or chief + worker with an
 evaluator task), each process is one task of the cluster, as in the tutorial;
-tests/distribute/ starts it that way.
+tests/distribute/ starts it that way. An evaluator task must find itself in
+TF_CONFIG's cluster: the strategy, built here before anything else, reads
+cluster["evaluator"] there (TensorFlow's KeyError otherwise).
 
 Kept from the tutorial: `input_fn(mode, input_context=None)` shards the dataset by
 `input_context`, scales, caches, shuffles and batches by 64 (no repeat: training
@@ -25,7 +27,8 @@ TensorFlow 2.15 (Keras 2) and TF >= 2.16 (Keras 3) without a download:
 - LEARNING_RATE is 0.2 instead of 1e-4, so that 16 steps show learning;
 - the tutorial's PREDICT branch builds `EstimatorSpec(labels=..., predictions=...)`
   without a mode (a TypeError once anything predicts); it passes `mode` here and
-  names the logits tensor (Keras 2 and 3 name it differently), and the chief exports the model after training to report its signatures;
+  names the logits tensor (Keras 2 and 3 name it differently), and the chief
+  exports the model after training to report its signatures;
 - `--max-steps`, `--start-delay-secs` and `--throttle-secs` (the tutorial's
   defaults: None, 120, 600) let a job with an evaluator task end: an evaluator
   stops only after evaluating a checkpoint at max_steps.

@@ -30,6 +30,8 @@ LITE, ORACLE = runner.LITE, runner.ORACLE
 ROOT = runner.ROOT
 _POLL_SECS = 0.2
 _LOG_TAIL_LINES = 30
+# How long a role that may hang (tf.estimator's ps) gets once the others exited.
+HANG_GRACE_SECS = 10
 
 
 @dataclasses.dataclass
@@ -96,29 +98,42 @@ def cluster_spec(**sizes):
             for job, size in sizes.items() if size}
 
 
-def _roles_of(cluster, evaluator):
-    """(label, TF_CONFIG dict) for every task of `cluster`, plus an evaluator."""
+def _roles_of(cluster, evaluator=None):
+    """(label, TF_CONFIG dict) for every task of `cluster`, ps first.
+
+    `evaluator`, when given, is the cluster the evaluator task's TF_CONFIG names
+    (it is not a task of the training cluster).
+    """
     roles = [(f"{job}{index}", {"cluster": cluster, "task": {"type": job, "index": index}})
-             for job in ("ps", "chief", "worker") for index in range(len(cluster.get(job, ())))]
-    if evaluator:
-        roles.append(("evaluator0", {"cluster": cluster,
+             for job in ("ps", "chief", "worker", "evaluator")
+             for index in range(len(cluster.get(job, ())))]
+    if evaluator is not None:
+        roles.append(("evaluator0", {"cluster": evaluator,
                                      "task": {"type": "evaluator", "index": 0}}))
     return roles
 
 
 def worker_only(num_workers=2):
     """Roles of a worker-only cluster (MultiWorkerMirroredStrategy's usual shape)."""
-    return _roles_of(cluster_spec(worker=num_workers), evaluator=False)
+    return _roles_of(cluster_spec(worker=num_workers))
 
 
 def chief_worker_evaluator(num_workers=1):
-    """Roles of a chief + workers cluster with an evaluator task."""
-    return _roles_of(cluster_spec(chief=1, worker=num_workers), evaluator=True)
+    """Roles of a chief + workers cluster and an evaluator task.
+
+    The evaluator is listed in the cluster every role sees: a
+    MultiWorkerMirroredStrategy built in the evaluator's own program reads
+    cluster["evaluator"] (TF's multi_worker_util.worker_count; a KeyError without
+    it, on TF 2.15 and on TF 2.21 alike).
+    """
+    return _roles_of(cluster_spec(chief=1, worker=num_workers, evaluator=1))
 
 
 def ps_chief_worker(num_workers=1, evaluator=False):
-    """Roles of a ps + chief + workers cluster (optionally with an evaluator)."""
-    return _roles_of(cluster_spec(ps=1, chief=1, worker=num_workers), evaluator=evaluator)
+    """Roles of a ps + chief + workers cluster, optionally with an evaluator task
+    (outside the cluster, as tf.estimator's TF_CONFIG documentation has it)."""
+    cluster = cluster_spec(ps=1, chief=1, worker=num_workers)
+    return _roles_of(cluster, evaluator=cluster if evaluator else None)
 
 
 def _program_for(program_path, backend, work_dir, swap_line, oracle_import):
@@ -150,7 +165,8 @@ def _environment(backend, tf_config):
 
 
 def run_job(program_path, roles, backend, work_dir, timeout_secs, args=(),
-            swap_line=runner.SWAP_LINE, oracle_import=runner.TF_ESTIMATOR_IMPORT):
+            swap_line=runner.SWAP_LINE, oracle_import=runner.TF_ESTIMATOR_IMPORT,
+            may_hang=(), hang_grace_secs=HANG_GRACE_SECS):
     """Starts every role of a job at once and waits until all exit or the deadline.
 
     Args:
@@ -163,6 +179,10 @@ def run_job(program_path, roles, backend, work_dir, timeout_secs, args=(),
       args: more command-line arguments for every role.
       swap_line: the program's estimator_lite import line.
       oracle_import: the line replacing it under tf.estimator.
+      may_hang: labels of roles known never to exit (tf.estimator's ps): once
+        every other role exited, they get `hang_grace_secs` more, then are killed
+        and reported hung, instead of holding the job until the deadline.
+      hang_grace_secs: see `may_hang`.
 
     Returns:
       A JobRun.
@@ -185,7 +205,7 @@ def run_job(program_path, roles, backend, work_dir, timeout_secs, args=(),
                     [python, path, "--model-dir", model_dir, *args], stdout=log,
                     stderr=subprocess.STDOUT, env=_environment(backend, tf_config),
                     cwd=work_dir)
-        _wait_all(processes, start + timeout_secs)
+        _wait_all(processes, start + timeout_secs, may_hang, hang_grace_secs)
     finally:
         for label, process in processes.items():
             if process.poll() is None:
@@ -198,10 +218,22 @@ def run_job(program_path, roles, backend, work_dir, timeout_secs, args=(),
         for label, process in processes.items()}, time.monotonic() - start)
 
 
-def _wait_all(processes, deadline):
-    """Polls until every process exited or `deadline` (time.monotonic) passed."""
+def _wait_all(processes, deadline, may_hang, hang_grace_secs):
+    """Polls until every process exited or `deadline` (time.monotonic) passed.
+
+    Roles in `may_hang` are waited for only `hang_grace_secs` after all the
+    others exited.
+    """
+    others_done_at = None
     while time.monotonic() < deadline:
-        if all(process.poll() is not None for process in processes.values()):
+        running = {label for label, process in processes.items()
+                   if process.poll() is None}
+        if not running:
+            return
+        if others_done_at is None and running <= set(may_hang):
+            others_done_at = time.monotonic()
+        if others_done_at is not None and (
+                time.monotonic() - others_done_at >= hang_grace_secs):
             return
         time.sleep(_POLL_SECS)
 

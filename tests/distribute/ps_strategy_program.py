@@ -1,5 +1,6 @@
-"""A TF1-era parameter-server job: `tf.compat.v1.distribute.experimental.ParameterServerStrategy`
-as `RunConfig(train_distribute=...)`, a custom model_fn, `train_and_evaluate`.
+"""A TF1-era parameter-server job: a custom model_fn, `train_and_evaluate`, and
+`tf.compat.v1.distribute.experimental.ParameterServerStrategy` as
+`RunConfig(train_distribute=...)`.
 
 Every role of the cluster (ps, chief, workers, an evaluator) runs this same file with
 its own TF_CONFIG; tests/distribute/jobs.py starts them. The model is a linear
