@@ -255,6 +255,40 @@ TF1_PROGRAMS = (
 )
 
 
+# Distribution strategies (issue 18): programs users wrote for MirroredStrategy and
+# MultiWorkerMirroredStrategy, on two logical CPUs. tests/distribute/ runs the
+# multi-worker tutorial as a multi-process job too.
+STRATEGY_PROGRAMS = (
+    Program(
+        "mirrored_linear_regressor", global_step=10, maximums={"average_loss": 1e-6},
+        signatures={key: {"inputs": {name: "input_example_tensor:0"},
+                          "outputs": {output: "linear/linear_model/linear/linear_model/"
+                                              "linear/linear_model/weighted_sum:0"}}
+                    for key, name, output in (
+                        ("predict", "examples", "predictions"),
+                        ("regression", "inputs", "outputs"),
+                        ("serving_default", "inputs", "outputs"))},
+        facts=("num_replicas_in_sync", "first_step_weights", "weights"),
+        fact_abs_tol={"first_step_weights": 1e-6, "weights": 1e-5},
+        tolerance=Tolerance(rel=1e-3, abs=1e-6, why=(
+            "deterministic (zero initial weights, one constant example); the model "
+            "fits it exactly, so the loss (~1e-14) is compared in absolute terms"))),
+    Program(
+        "mirrored_train_and_evaluate_v1", global_step=1,
+        oracle_import=TF_ESTIMATOR_V1_IMPORT, swap_line=V1_SWAP_LINE,
+        signatures=_predict_signature({"features": "features:0"}, {"logits": "logits:0"}),
+        facts=("num_replicas_in_sync", "weights"), fact_abs_tol={"weights": 1e-6}),
+    Program(
+        "multi_worker_tutorial", global_step=16, maximums={"loss": 1.5},
+        signatures=_predict_signature({"image": "image:0"}, {"logits": "logits:0"}),
+        facts=("num_replicas_in_sync", "task"),
+        tolerance=Tolerance(why=(
+            "deterministic: constant initial weights drawn by numpy, a seeded "
+            "shuffle; both backends' eval loss agreed to every digit without the "
+            "strategy (1.124191403388977)"))),
+)
+
+
 def canned_programs():
     """The canned-estimator programs, once estimator_lite/canned/ exists."""
     if not os.path.isdir(os.path.join(ROOT, "estimator_lite", "canned")):
@@ -263,7 +297,7 @@ def canned_programs():
 
 
 def all_programs():
-    return PROGRAMS + canned_programs()
+    return PROGRAMS + canned_programs() + STRATEGY_PROGRAMS
 
 
 def program(name):
