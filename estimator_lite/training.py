@@ -562,13 +562,32 @@ class _TrainingExecutor:
 
     def run_worker(self):
         """Trains as a (non-chief) worker after its start delay."""
+        strategy = getattr(self._estimator.config, "train_distribute", None)
+        # Watching from the start: the chief clears an old marker when it starts.
+        watcher = (completion.CompletionWatcher(
+            self._estimator.model_dir, self._train_spec.max_steps, _now, _grace_secs())
+            if distribute.is_collective(strategy) else None)
         self._start_distributed_training()
         self._train()
+        if watcher is not None:
+            self._wait_for_chief(watcher)
         latest = self._estimator.latest_checkpoint()
         completion.write_worker_done(self._estimator.model_dir,
                                      self._estimator.config.task_id,
                                      model_dir_lib.checkpoint_step(latest) if latest else 0)
         return None, None
+
+    def _wait_for_chief(self, watcher):
+        """A synchronous (collective) worker ends with the chief, after its final
+        checkpoint, as tf.estimator's workers did; at most the grace period."""
+        deadline = _now() + _grace_secs()
+        while watcher.poll() is None:
+            if _now() >= deadline:
+                logging.warning("The chief did not mark training complete within %d s "
+                                "of this worker's last step; exiting anyway.",
+                                _grace_secs())
+                return
+            time.sleep(_MARKER_POLL_SECS)
 
     def run_master(self):
         """Trains as the legacy master, evaluating through the checkpoint listener."""
