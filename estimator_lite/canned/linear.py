@@ -40,6 +40,11 @@ def linear_model_fn(features, labels, mode, head, feature_columns, optimizer_fn,
     """The model_fn of LinearClassifier / LinearRegressor."""
     logits = linear_logits(features, feature_columns, head.logits_dimension,
                            sparse_combiner)
+    # tf.estimator 2.15's Keras-based linear model nests its name scopes; serving
+    # signatures name this tensor, so it gets the same name here (an identity
+    # after every variable, so the graph-seeded initial values do not move).
+    with tf.name_scope("linear/linear_model/linear/linear_model/linear/linear_model/"):
+        logits = tf.identity(logits, name="weighted_sum")
     op_fn = None
     if mode == ModeKeys.TRAIN:
         op_fn = core.train_op_fn([core.ModelPart("linear", optimizer_fn())],
