@@ -101,11 +101,12 @@ def test_v1_mirrored_and_central_storage_train_like_mirrored(lite, case):
 def test_canned_estimator_step_with_a_strategy_equals_the_global_batch_step(lite, name):
     replicated, single = lite[f"canned_{name}_mirrored"], lite[f"canned_{name}_none"]
     _assert_same_numbers(replicated["weights"], single["weights"])
+    replicated_eval, single_eval = dict(replicated["eval"]), dict(single["eval"])
     if name == "v1_linear":
         # TF1's SUM loss is per batch, and a replica's batch is half the global
         # one: the eval `loss` (mean of batch losses) halves, on tf.estimator too.
-        assert _close(replicated["eval"].pop("loss") * 2, single["eval"].pop("loss"))
-    _assert_same_numbers(replicated["eval"], single["eval"])
+        assert _close(replicated_eval.pop("loss") * 2, single_eval.pop("loss"))
+    _assert_same_numbers(replicated_eval, single_eval)
 
 
 def test_checkpoints_restore_with_and_without_a_strategy(lite):
