@@ -32,22 +32,10 @@ if len(tf_root.config.list_physical_devices("GPU")) < 2:
 
 import numpy as np  # noqa: E402
 from bench_util import parse_args, timed_train  # noqa: E402
-from towers import model_fn  # noqa: E402
+from towers import _input_fn, model_fn  # noqa: E402
 
 import estimator_lite as el  # noqa: E402
 from estimator_lite._tf import tf  # noqa: E402
-
-_FEATURES, _CLASSES = 64, 10
-
-
-def _input_fn(batch):
-    def fn():
-        rng = np.random.RandomState(0)
-        x = rng.randn(4096, _FEATURES).astype(np.float32)
-        y = rng.randint(0, _CLASSES, size=4096).astype(np.int64)
-        return tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(
-            batch, drop_remainder=True)
-    return fn
 
 
 def _devices():
