@@ -4,7 +4,7 @@ import time
 
 from estimator_lite._tf import tf
 
-__all__ = ["StepTimerHook", "parse_args", "timed_train"]
+__all__ = ["BareLoopHook", "StepTimerHook", "parse_args", "timed_train"]
 
 
 class StepTimerHook(tf.train.SessionRunHook):
@@ -55,3 +55,43 @@ def parse_args(parser, argv, quick_sizes):
         for name, value in quick_sizes.items():
             setattr(args, name, value)
     return args
+
+
+class BareLoopHook(tf.train.SessionRunHook):
+    """Times a bare ``session.run(train_op)`` loop on the Estimator's own graph.
+
+    In `after_create_session` it runs `warmup_steps` then `steps` steps of the
+    train op alone through a precompiled callable (no step guard, hooks,
+    summaries or logging): the physical limit of any loop on that graph. The
+    train op is found as the control input of estimator_lite's step guard.
+    Use it on a throw-away model_dir: those steps train the model.
+    """
+
+    def __init__(self, warmup_steps, steps):
+        self._warmup_steps = warmup_steps
+        self._steps = steps
+        self.steps_per_sec = None
+
+    def after_create_session(self, session, coord):
+        del coord
+        guard = session.graph.get_operation_by_name("step_guard")
+        step_after = next(op for op in _ancestors(guard) if op.control_inputs)
+        run = session.make_callable(step_after.control_inputs[0])
+        for _ in range(self._warmup_steps):
+            run()
+        start = time.perf_counter()
+        for _ in range(self._steps):
+            run()
+        self.steps_per_sec = self._steps / (time.perf_counter() - start)
+
+
+def _ancestors(op):
+    """`op` and the ops it reads from, breadth first."""
+    seen, queue = set(), [op]
+    while queue:
+        current = queue.pop(0)
+        if current in seen:
+            continue
+        seen.add(current)
+        yield current
+        queue.extend(t.op for t in current.inputs)

@@ -13,7 +13,10 @@ Each (library, model) trains --steps steps (batch 64) after --warmup steps in it
 own process, interleaved over --repeats rounds; estimator_lite runs in this
 interpreter, tf.estimator under ESTIMATOR_LITE_TF215_PYTHON. Reported per cell:
 median train steps/sec (between warm-up and end, timed by a passive hook) and
-test accuracy after training. Prints a table, then one JSON line (the last line).
+test accuracy after training; for estimator_lite also the steps/sec of a bare
+``session.run(train_op)`` loop on the same graph (no loop around it: the limit
+any orchestration can reach, so `estimator_lite_vs_bare` shows what is left to
+gain outside the graph). Prints a table, then one JSON line (the last line).
 
 Usage: python benchmarks/canned.py [--steps 2000] [--warmup 200] [--repeats 3]
 """
@@ -92,7 +95,7 @@ def _build(library, model, model_dir, seed):
 def run_worker(library, model, steps, warmup, seed):
     """Trains one (library, model) in this process; returns rate and accuracy."""
     import tensorflow as tf
-    from bench_util import timed_train
+    from bench_util import BareLoopHook, timed_train
 
     tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
     x_train, y_train, x_test, y_test = load_table()
@@ -109,8 +112,15 @@ def run_worker(library, model, steps, warmup, seed):
 
         rate = timed_train(estimator, train_input_fn, warmup, steps)
         accuracy = estimator.evaluate(test_input_fn)["accuracy"]
-        return {"steps_per_sec": rate, "accuracy": float(accuracy),
-                "tf_version": tf.__version__}
+        result = {"steps_per_sec": rate, "accuracy": float(accuracy),
+                  "tf_version": tf.__version__}
+        if library == "estimator_lite":
+            # The same graph without any loop around it, on a throw-away model_dir.
+            bare = BareLoopHook(warmup, steps)
+            _build(library, model, tempfile.mkdtemp(dir=model_dir), seed).train(
+                train_input_fn, hooks=[bare], steps=1)
+            result["bare_steps_per_sec"] = bare.steps_per_sec
+        return result
     finally:
         shutil.rmtree(model_dir, ignore_errors=True)
 
@@ -151,15 +161,22 @@ def main(argv=None):
             for library in libraries:
                 runs[library, model].append(
                     _run_subprocess(pythons[library], library, model, args, seed))
-    median = {key: {k: float(np.median([r[k] for r in rs]))
-                    for k in ("steps_per_sec", "accuracy")} for key, rs in runs.items()}
-    print(f"{'model':<11}{'library':<16}{'steps/sec':>11}{'accuracy':>10}")
+    median = {key: {k: float(np.median([r[k] for r in rs])) for k in rs[0]
+                    if k != "tf_version"} for key, rs in runs.items()}
+    print(f"{'model':<11}{'library':<16}{'steps/sec':>11}{'accuracy':>10}"
+          f"{'bare loop':>11}")
     for (library, model), m in median.items():
-        print(f"{model:<11}{library:<16}{m['steps_per_sec']:>11.0f}{m['accuracy']:>10.3f}")
+        bare = f"{m['bare_steps_per_sec']:>11.0f}" if "bare_steps_per_sec" in m else ""
+        print(f"{model:<11}{library:<16}{m['steps_per_sec']:>11.0f}"
+              f"{m['accuracy']:>10.3f}{bare}")
     result = {"steps": args.steps, "repeats": args.repeats, "batch": _BATCH}
     for (library, model), m in median.items():
         result[f"{model}_{library}_steps_per_sec"] = round(m["steps_per_sec"], 1)
         result[f"{model}_{library}_accuracy"] = round(m["accuracy"], 4)
+        if "bare_steps_per_sec" in m:
+            result[f"{model}_bare_steps_per_sec"] = round(m["bare_steps_per_sec"], 1)
+            result[f"{model}_estimator_lite_vs_bare"] = round(
+                m["steps_per_sec"] / m["bare_steps_per_sec"], 3)
     if tf215:
         for model in MODELS:
             lite, ref = median["estimator_lite", model], median["tf_estimator", model]

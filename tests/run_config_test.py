@@ -49,6 +49,11 @@ def test_defaults_follow_tf_estimator(monkeypatch):
     assert config.log_step_count_steps == 100
     assert config.session_creation_timeout_secs == 7200
     assert config.model_dir is None and config.tf_random_seed is None
+    # tf.estimator's sessions ran with allow_soft_placement and one Grappler round
+    # (run_config.get_default_session_config); each first run of a fetch set pays it.
+    assert config.session_config.allow_soft_placement
+    rewrite = config.session_config.graph_options.rewrite_options
+    assert rewrite.meta_optimizer_iterations == rewrite.ONE
 
 
 def test_local_mode_without_tf_config(monkeypatch):

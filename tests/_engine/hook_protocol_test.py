@@ -6,6 +6,7 @@ from estimator_lite._engine.hook_protocol import (
     RestoredSession,
     merge_run_args,
     run_with_hooks,
+    without_readiness_reports,
 )
 from estimator_lite._tf import tf
 
@@ -119,3 +120,45 @@ def test_restored_session_runs_the_hook_lifecycle(tmp_path):
         with RestoredSession(scaffold, path, None, "", [hook]) as session:
             assert session.run(v) == 7.0  # restored, not initialised
         assert hook.calls == ["begin", "after_create_session", "end"]
+
+
+def _readiness_op_count(graph):
+    return sum(op.type in ("IsVariableInitialized", "VarIsInitializedOp")
+               for op in graph.get_operations())
+
+
+def test_restored_session_builds_no_readiness_reports():
+    """Evaluation and prediction restore the model themselves: no op may be built to
+    report uninitialised variables (Scaffold.finalize's default would build two)."""
+    with tf.Graph().as_default() as graph:
+        tf.Variable(3.0, name="v")
+        before = _readiness_op_count(graph)  # a resource variable has its own
+        with RestoredSession(tf.train.Scaffold(), None, None, "", []):
+            pass
+        assert _readiness_op_count(graph) == before
+    with tf.Graph().as_default() as graph:
+        tf.Variable(3.0, name="v")
+        before = _readiness_op_count(graph)
+        tf.train.Scaffold().finalize()
+        assert _readiness_op_count(graph) > before  # what the check above would see
+
+
+def test_without_readiness_reports_keeps_the_callers_own():
+    with tf.Graph().as_default():
+        mine = tf.constant(["x"], name="mine")
+        user_init = tf.no_op(name="user_init")
+        scaffold = without_readiness_reports(
+            tf.train.Scaffold(ready_op=mine, init_op=user_init))
+        assert scaffold.ready_op is mine
+        assert scaffold.init_op is user_init
+        assert scaffold.ready_for_local_init_op.op.name == "no_readiness_report"
+
+
+def test_restored_session_feeds_the_local_init_feed_dict():
+    with tf.Graph().as_default():
+        start = tf.placeholder(tf.float32, [], name="start")
+        local = tf.Variable(0.0, name="local", collections=[tf.GraphKeys.LOCAL_VARIABLES])
+        scaffold = tf.train.Scaffold(local_init_op=tf.assign(local, start),
+                                     local_init_feed_dict={start: 5.0})
+        with RestoredSession(scaffold, None, None, "", []) as session:
+            assert session.run(local) == 5.0
