@@ -69,9 +69,10 @@ def run_evaluation(*, update_op, values, scaffold, hooks, checkpoint_path,
     Raises:
       ValueError: no batch ran (empty input), or an infinite dataset without steps.
     """
-    with RestoredSession(scaffold, checkpoint_path, session_config, master,
-                         hooks) as session:
-        total = _eval_batches(session, cardinality, steps)
+    restored = RestoredSession(scaffold, checkpoint_path, session_config, master, hooks,
+                               fetch_with_local_init=cardinality)
+    with restored as session:
+        total = _eval_batches(restored.local_init_results, steps)
         done = _run_eval_loop(session, hooks, update_op, steps, total)
         if done == 0:
             raise ValueError("evaluation ran no batch: the eval input_fn produced "
@@ -85,8 +86,12 @@ def _to_python(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _eval_batches(session, cardinality, steps):
+def _eval_batches(cardinality, steps):
     """How many batches this evaluation will run, or None when unknown.
+
+    Args:
+      cardinality: the eval dataset's cardinality (a number), or None.
+      steps: batches to run at most, or None.
 
     Raises:
       ValueError: the eval dataset is infinite and `steps` is None (it would
@@ -94,7 +99,7 @@ def _eval_batches(session, cardinality, steps):
     """
     if cardinality is None:
         return steps
-    count = int(session.run(cardinality))
+    count = int(cardinality)
     if count == tf.data.experimental.INFINITE_CARDINALITY:
         if steps is None:
             raise ValueError("the eval input_fn returns an infinite dataset (it "

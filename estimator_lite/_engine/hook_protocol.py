@@ -124,15 +124,20 @@ class RestoredSession:
     Used by evaluation and prediction; training has its own TrainSession.
     """
 
-    def __init__(self, scaffold, checkpoint_path, session_config, master, hooks):
+    def __init__(self, scaffold, checkpoint_path, session_config, master, hooks,
+                 fetch_with_local_init=None):
         """Args: a Scaffold; the checkpoint (None initialises); the session config;
-        the session target; SessionRunHooks."""
+        the session target; SessionRunHooks; and what to fetch in the same run as the
+        local init op (its value is then `local_init_results`), e.g. the input's
+        cardinality: a session's every new fetch set pays a graph optimization."""
         self._scaffold = scaffold
         self._checkpoint_path = checkpoint_path
         self._session_config = session_config
         self._master = master
         self._hooks = hooks
+        self._fetch_with_local_init = fetch_with_local_init
         self._session = None
+        self.local_init_results = None
 
     def __enter__(self):
         for hook in self._hooks:
@@ -148,8 +153,12 @@ class RestoredSession:
             session.run(self._scaffold.init_op, feed_dict=self._scaffold.init_feed_dict)
             if self._scaffold.init_fn is not None:
                 self._scaffold.init_fn(session)  # the Scaffold binds itself
-        session.run(self._scaffold.local_init_op,
-                    feed_dict=getattr(self._scaffold, "local_init_feed_dict", None))
+        fetches = [self._scaffold.local_init_op]
+        if self._fetch_with_local_init is not None:
+            fetches.append(self._fetch_with_local_init)
+        results = session.run(
+            fetches, feed_dict=getattr(self._scaffold, "local_init_feed_dict", None))
+        self.local_init_results = results[1] if len(results) > 1 else None
         coordinator = tf.train.Coordinator()
         for hook in self._hooks:
             hook.after_create_session(session, coordinator)

@@ -162,3 +162,17 @@ def test_restored_session_feeds_the_local_init_feed_dict():
                                      local_init_feed_dict={start: 5.0})
         with RestoredSession(scaffold, None, None, "", []) as session:
             assert session.run(local) == 5.0
+
+
+def test_restored_session_fetches_alongside_the_local_init():
+    with tf.Graph().as_default():
+        dataset = tf.data.Dataset.range(10).batch(4)
+        iterator = tf.data.make_initializable_iterator(dataset)
+        batch = iterator.get_next()
+        scaffold = tf.train.Scaffold(local_init_op=iterator.initializer)
+        restored = RestoredSession(scaffold, None, None, "", [],
+                                   fetch_with_local_init=tf.data.experimental.cardinality(
+                                       dataset))
+        with restored as session:
+            assert restored.local_init_results == 3
+            assert list(session.run(batch)) == [0, 1, 2, 3]  # initialised
