@@ -50,6 +50,10 @@ class Case:
       close: label -> {metric: runner.Tolerance} compared with tf.estimator's.
       maximums: label -> {metric: highest acceptable value} on either backend.
       oracle_may_hang: roles tf.estimator never ends (estimator_lite must).
+      oracle_ends_early: roles whose tf.estimator run may end before the chief's
+        final checkpoint, so their reported global_step (the newest checkpoint's
+        when they end) is only bounded above there; estimator_lite's must wait for
+        it and meet `global_steps` in full.
       timeout_secs: the whole job's deadline.
     """
     name: str
@@ -61,6 +65,7 @@ class Case:
     close: dict = dataclasses.field(default_factory=dict)
     maximums: dict = dataclasses.field(default_factory=dict)
     oracle_may_hang: tuple = ()
+    oracle_ends_early: tuple = ()
     timeout_secs: int = 300
 
     def run(self, backend, work_dir):
@@ -92,12 +97,14 @@ CASES = (
              "deterministic up to float rounding"))}},
          maximums={"evaluator0": {"loss": 2.3}}),
     # v1 ParameterServerStrategy: asynchronous trainers, so the last step can
-    # overshoot max_steps=200 by one per trainer. tf.estimator's ps never exits.
+    # overshoot max_steps=200 by one per trainer. tf.estimator's ps never exits, and
+    # its worker does not wait for the chief's final checkpoint (seen: it reported
+    # step 152 once under load).
     Case("ps_chief_worker", PS_PROGRAM, lambda: jobs.ps_chief_worker(1),
          args=("--max-steps", "200"), global_steps=(200, 202),
          exact={"chief0": ("num_replicas_in_sync", "task", "signatures"),
                 "worker0": ("num_replicas_in_sync", "task")},
-         oracle_may_hang=("ps0",)),
+         oracle_may_hang=("ps0",), oracle_ends_early=("worker0",)),
 )
 
 
@@ -169,10 +176,12 @@ def check(job_case, shown, backend):
     if not low <= (shown["checkpoint_step"] or -1) <= high:
         problems.append(f"newest checkpoint at step {shown['checkpoint_step']}, "
                         f"expected {low}..{high}")
+    ends_early = job_case.oracle_ends_early if backend == jobs.ORACLE else ()
     for label, facts in shown["results"].items():
-        if not low <= facts["global_step"] <= high:
+        lowest = 0 if label in ends_early else low
+        if not lowest <= facts["global_step"] <= high:
             problems.append(f"{label}: global_step {facts['global_step']}, "
-                            f"expected {low}..{high}")
+                            f"expected {lowest}..{high}")
         for key, highest in job_case.maximums.get(label, {}).items():
             if not facts.get(key, math.inf) <= highest:
                 problems.append(f"{label}: {key} = {facts.get(key)} > {highest}")
