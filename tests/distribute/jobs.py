@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 
+from tests import zygote
 from tests.migration import runner
 
 __all__ = ["LITE", "ORACLE", "JobRun", "RoleRun", "cluster_spec", "run_job",
@@ -201,7 +202,7 @@ def run_job(program_path, roles, backend, work_dir, timeout_secs, args=(),
         for label, tf_config in roles:
             logs[label] = os.path.join(log_dir, f"{label}.log")
             with open(logs[label], "wb") as log:
-                processes[label] = subprocess.Popen(
+                processes[label] = zygote.Popen(
                     [python, path, "--model-dir", model_dir, *args], stdout=log,
                     stderr=subprocess.STDOUT, env=_environment(backend, tf_config),
                     cwd=work_dir)

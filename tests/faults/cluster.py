@@ -22,6 +22,7 @@ from estimator_lite._engine import model_dir as model_dir_lib
 
 # The one import of the local-cluster helpers (moved here from estimator_lite.cluster).
 from estimator_lite._engine.local_cluster import local_cluster_spec, tf_config
+from tests import zygote
 from tests.faults.job import EXPORTER_NAME, ROLLBACK_TAG
 
 __all__ = ["Cluster", "wait_for", "restores", "export_step", "EXPORTER_NAME"]
@@ -130,7 +131,7 @@ class Cluster:
         args = [sys.executable, _JOB, "--model-dir", self.model_dir, "--status-dir",
                 self.status_dir, *self.job_args, *extra_args]
         with open(log_path, "wb") as log:
-            role.processes.append(subprocess.Popen(args, stdout=log,
+            role.processes.append(zygote.Popen(args, stdout=log,
                                                    stderr=subprocess.STDOUT, env=env,
                                                    cwd=self.work_dir))
         role.logs.append(log_path)

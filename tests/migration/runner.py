@@ -28,12 +28,12 @@ import math
 import os
 import re
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 
 from tests import oracle as oracle_env
+from tests import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM_DIR = os.path.join(ROOT, "examples", "migration")
@@ -407,7 +407,7 @@ def run(prog, backend, work_dir, legacy_keras=True, timeout_secs=TIMEOUT_SECS):
         raise ValueError(f"backend must be {LITE!r} or {ORACLE!r}, got {backend!r}")
     model_dir = os.path.join(work_dir, f"model_{backend}")
     start = time.monotonic()
-    completed = subprocess.run(
+    completed = zygote.run(
         [python, path, "--model-dir", model_dir], capture_output=True, text=True,
         env=_environment(prog, backend, legacy_keras), cwd=work_dir,
         timeout=timeout_secs, check=False)
