@@ -69,6 +69,8 @@ _RUNTIME_ENV = frozenset({
     "PYTHONDONTWRITEBYTECODE",  # sys.dont_write_bytecode is set in the child
 })
 _SERVER_START_SECS = 120
+# subprocess's own, kept before `_route_subprocesses` may replace them in a child.
+_PLAIN_POPEN = subprocess.Popen
 _BASE_ENV = dict(os.environ)
 _KILL_WAIT_SECS = 30
 
@@ -167,7 +169,7 @@ class _Server:
         self.path = os.path.join(self._dir, "socket")
         self._log_path = os.path.join(self._dir, "server.log")
         with open(self._log_path, "wb") as log:
-            self.process = subprocess.Popen(
+            self.process = _PLAIN_POPEN(
                 [python, _THIS_FILE, self.path, kind], stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=log, env=_server_env(kind),
                 cwd=self._dir)
@@ -282,8 +284,12 @@ class ZygoteProcess:
 
     def __init__(self, args, server, env, cwd, stdin=None, stdout=None, stderr=None,
                  text=None, universal_newlines=None, encoding=None, errors=None,
-                 bufsize=-1, close_fds=True):
+                 bufsize=-1, close_fds=True, subprocesses_via_zygote=False):
         """Asks `server` to fork a child running `args`.
+
+        With `subprocesses_via_zygote`, the child's own subprocess.run/Popen fork
+        from the same server (for programs, such as benchmarks, that start
+        interpreters themselves).
 
         Raises:
           _RefusedError: the server says the child's sys.path would import other
@@ -298,7 +304,8 @@ class ZygoteProcess:
         self._communication = None
         child_fds, parent_ends, to_close = _stream_fds(stdin, stdout, stderr)
         request = {"mode": mode, "target": target, "argv": argv,
-                   "env": dict(env), "cwd": os.fspath(cwd or os.getcwd())}
+                   "env": dict(env), "cwd": os.fspath(cwd or os.getcwd()),
+                   "nested": subprocesses_via_zygote}
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._sock.connect(server.path)
@@ -476,21 +483,23 @@ def would_fork(args, env=None, **kwargs):
 def Popen(args, stdin=None, stdout=None, stderr=None, env=None, cwd=None,  # noqa: N802
           **kwargs):
     """A forked ZygoteProcess when that is indistinguishable from a fresh
-    interpreter, else a plain subprocess.Popen; same arguments as subprocess's.
+    interpreter, else a plain subprocess.Popen; same arguments as subprocess's,
+    and `subprocesses_via_zygote` (see ZygoteProcess; ignored for a plain one).
 
     Returns:
       A ZygoteProcess or a subprocess.Popen.
     """
     env = os.environ if env is None else env
+    nested = kwargs.pop("subprocesses_via_zygote", False)
     if _zygote_refusal(args, env, kwargs) is None:
         python = os.fspath(args[0])
         try:
             return ZygoteProcess(args, _server(python, _interpreter_kind(python)), env,
                                  cwd, stdin=stdin, stdout=stdout, stderr=stderr,
-                                 **kwargs)
+                                 subprocesses_via_zygote=nested, **kwargs)
         except _RefusedError:
             pass
-    return subprocess.Popen(args, stdin=stdin, stdout=stdout, stderr=stderr, env=env,
+    return _PLAIN_POPEN(args, stdin=stdin, stdout=stdout, stderr=stderr, env=env,
                             cwd=cwd, **kwargs)
 
 
@@ -552,6 +561,7 @@ class _ZygoteServer:
     def __init__(self, socket_path, kind):
         for name in _PRELOADS[kind]:
             importlib.import_module(name)
+        self.socket_path, self.kind, self.env = socket_path, kind, dict(os.environ)
         self._base_path = self._path_without_startup_entries()
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(socket_path)
@@ -698,6 +708,8 @@ class _ZygoteServer:
         for fd in set(fds):
             if fd > 2:
                 os.close(fd)
+        if request.get("nested"):
+            _route_subprocesses(self)
         _run_child(request, child_path)
 
 
@@ -734,6 +746,29 @@ def _where(spec):
 # --------------------------------------------------------------------------------
 # The forked child: become `python ARGS`.
 # --------------------------------------------------------------------------------
+
+class _KnownServer:
+    """The zygote a child was forked from, as the client side sees a server."""
+
+    def __init__(self, path):
+        self.path = path
+
+    @staticmethod
+    def alive():
+        return True
+
+    def stop(self):
+        """Nothing: the server belongs to the test process, not to this child."""
+
+
+def _route_subprocesses(server):
+    """Makes this child's subprocess.run/Popen fork from `server` when they can."""
+    global _BASE_ENV  # noqa: PLW0603 (the server's start-up env, not the child's)
+    _BASE_ENV = server.env
+    _SERVERS[server.kind] = _KnownServer(server.socket_path)
+    subprocess.Popen = Popen
+    subprocess.run = run
+
 
 def _run_child(request, child_path):
     """Sets up the process as a fresh interpreter would be, runs, and exits."""
