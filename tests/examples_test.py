@@ -13,8 +13,8 @@ def _run_example(name, *args, timeout_secs=300):
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("TF_CONFIG", None)
     return zygote.run([sys.executable, os.path.join(ROOT, "examples", name), *args],
-                          capture_output=True, text=True, env=env, check=False,
-                          timeout=timeout_secs)
+                      capture_output=True, text=True, env=env, check=False,
+                      timeout=timeout_secs)
 
 
 def test_digits_main_job_trains_evaluates_exports_and_reloads(tmp_path):

@@ -42,7 +42,7 @@ _JOB = textwrap.dedent("""
 
 def _start_job(tmp_path):
     return zygote.Popen([sys.executable, "-c", _JOB, str(tmp_path)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 # SIGTERM exits 128 + 15; an uncaught KeyboardInterrupt makes Python end by SIGINT.

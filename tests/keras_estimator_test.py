@@ -38,7 +38,7 @@ def _start(python, which, work_dir, legacy=False):
     if legacy:
         env["TF_USE_LEGACY_KERAS"] = "1"
     return zygote.Popen([python, DRIVER, which, str(work_dir)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _result(process):

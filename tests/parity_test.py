@@ -34,7 +34,7 @@ def _run_driver(python, library):
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("TF_CONFIG", None)
     result = zygote.run([python, DRIVER, library], capture_output=True, text=True,
-                            env=env, timeout=300, check=False)
+                        env=env, timeout=300, check=False)
     assert result.returncode == 0, result.stderr[-4000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 

@@ -419,8 +419,8 @@ def test_tf_estimator_saved_models_give_its_own_predictions(tmp_path):
     env.pop("TF_CONFIG", None)
     env.pop("PYTHONPATH", None)  # the oracle must not see this checkout
     result = zygote.run([TF215_PYTHON, DRIVER_PATH, str(tmp_path)],
-                            capture_output=True, text=True, env=env, timeout=900,
-                            check=False)
+                        capture_output=True, text=True, env=env, timeout=900,
+                        check=False)
     assert result.returncode == 0, result.stderr[-4000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["tf_version"].startswith("2.15")

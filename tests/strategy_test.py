@@ -38,7 +38,7 @@ def _run(python, backend):
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("TF_CONFIG", None)
     result = zygote.run([python, DRIVER, backend], capture_output=True, text=True,
-                            env=env, timeout=600, check=False)
+                        env=env, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-4000:]
     lines = [line for line in result.stdout.splitlines() if line.startswith(PREFIX)]
     assert len(lines) == 1, result.stdout[-2000:]

@@ -19,7 +19,7 @@ def _start(python, library):
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("TF_CONFIG", None)
     return zygote.Popen([python, DRIVER, library], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+                        stderr=subprocess.PIPE, text=True, env=env)
 
 
 def _report(process):

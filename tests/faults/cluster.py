@@ -1,8 +1,9 @@
 """A cluster of `job.py` subprocesses on 127.0.0.1 for fault-injection tests.
 
 Each role (ps, chief, workers, evaluator) is one `sys.executable job.py` process
-with its own TF_CONFIG; its output (stdout and stderr) goes to a log file per
-incarnation under the test's tmp dir. The harness signals, restarts and waits
+(forked from tests/zygote.py's warm interpreter) with its own TF_CONFIG; its
+output (stdout and stderr) goes to a log file per incarnation under the test's
+tmp dir. The harness signals, restarts and waits
 for roles, polls conditions with deadlines (no fixed sleeps), and reads what a
 model_dir holds (checkpoints, evaluations, exports) through the library's own
 on-disk names.
@@ -132,8 +133,8 @@ class Cluster:
                 self.status_dir, *self.job_args, *extra_args]
         with open(log_path, "wb") as log:
             role.processes.append(zygote.Popen(args, stdout=log,
-                                                   stderr=subprocess.STDOUT, env=env,
-                                                   cwd=self.work_dir))
+                                               stderr=subprocess.STDOUT, env=env,
+                                               cwd=self.work_dir))
         role.logs.append(log_path)
         return role.process
 

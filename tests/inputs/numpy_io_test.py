@@ -227,8 +227,8 @@ print("PARITY " + json.dumps(report, sort_keys=True))
 
 def _parity_report(python, backend):
     result = zygote.run([python, "-c", PARITY_SCRIPT, backend], capture_output=True,
-                            text=True, timeout=300, check=False,
-                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+                        text=True, timeout=300, check=False,
+                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert result.returncode == 0, result.stderr[-3000:]
     line = [x for x in result.stdout.splitlines() if x.startswith("PARITY ")][-1]
     return json.loads(line[len("PARITY "):])

@@ -1,6 +1,8 @@
 """Runs the migration programs of examples/migration/ on both backends and compares.
 
-A program runs as a user runs it: a subprocess, `python <program> --model-dir DIR`.
+A program runs as a user runs it: a subprocess, `python <program> --model-dir DIR`
+(forked by tests/zygote.py from a warm interpreter, which a program cannot tell
+from a fresh one).
 - estimator_lite: the program file as it is, with this interpreter (TF >= 2.16).
 - tf_estimator: a copy whose one line `import estimator_lite as tf_estimator  #
   migration: import swap` is replaced by the program's original import (normally

@@ -38,7 +38,7 @@ def test_bert_style_program_matches_tf_estimator(tmp_path):
     oracle_dir.mkdir()
     lite_dir.mkdir()
     oracle = zygote.Popen([TF215_PYTHON, DRIVER, "oracle", str(oracle_dir)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lite = load_driver(DRIVER, "bert_classifier_driver").run("lite", str(lite_dir))
     out, err = oracle.communicate(timeout=600)
     assert oracle.returncode == 0, err[-3000:]
