@@ -3,10 +3,9 @@
 Each role (ps, chief, workers, evaluator) is one `sys.executable job.py` process
 (forked from tests/zygote.py's warm interpreter) with its own TF_CONFIG; its
 output (stdout and stderr) goes to a log file per incarnation under the test's
-tmp dir. The harness signals, restarts and waits
-for roles, polls conditions with deadlines (no fixed sleeps), and reads what a
-model_dir holds (checkpoints, evaluations, exports) through the library's own
-on-disk names.
+tmp dir. The harness signals, restarts and waits for roles, polls conditions with
+deadlines (no fixed sleeps), and reads what a model_dir holds (checkpoints,
+evaluations, exports) through the library's own on-disk names.
 """
 
 import json
