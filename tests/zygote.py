@@ -12,10 +12,22 @@ descriptors, passed over a unix socket with SCM_RIGHTS), and its exit status
 signal N) goes back to the caller.
 
 Test code calls `Popen` and `run` here instead of subprocess's. They fork from a
-zygote only when that is indistinguishable from a fresh start (see
-`_zygote_refusal` and `_Server.refusal`); otherwise, and whenever
-ESTIMATOR_LITE_TEST_NO_ZYGOTE=1, they start a plain subprocess. Servers start on
-first use and end with the pytest worker (they SIGKILL children still running).
+zygote only when that is indistinguishable from a fresh start; otherwise they
+start a plain subprocess. The rule, conservative on purpose:
+- ESTIMATOR_LITE_TEST_NO_ZYGOTE=1: always plain;
+- only `python SCRIPT|-m MODULE|-c CODE ARGS` (no interpreter options), with
+  this interpreter or ESTIMATOR_LITE_TF215_PYTHON, and Popen options among the
+  standard streams, cwd, env and text/encoding settings (no preexec_fn,
+  start_new_session, pass_fds, ...);
+- every start-up variable (`_STARTUP_ENV_PREFIXES`: TF_*, CUDA*, KERAS*,
+  PYTHON*, ...; e.g. TF_USE_LEGACY_KERAS, CUDA_VISIBLE_DEVICES) equal to the
+  server's, except the few in `_RUNTIME_ENV` (TF_CONFIG, TF_CPP_MIN_LOG_LEVEL,
+  PYTHONPATH, PYTHONUNBUFFERED, ...) that a child can honour itself;
+- the child's sys.path (script dir, its PYTHONPATH, the site dirs) must resolve
+  every top-level module the server imported to the same file
+  (`_ZygoteServer.refusal`), e.g. no other checkout's or a shadowing package.
+Servers start on first use and end with the pytest worker (they SIGKILL children
+still running).
 
 Run as a script (`python zygote.py SOCKET PRELOAD`) this file is the server; it
 imports nothing from the tests package, so the oracle interpreter can run it.
@@ -64,7 +76,7 @@ _RUNTIME_ENV = frozenset({
     "TF_CONFIG",  # read by RunConfig when the program builds one
     "TF_CPP_MIN_LOG_LEVEL",  # only changes how chatty TF's C++ logging is
     "TF_CPP_MIN_VLOG_LEVEL",
-    "PYTHONPATH",  # the child's sys.path is rebuilt; _Server.refusal checks modules
+    "PYTHONPATH",  # the child's sys.path is rebuilt; _ZygoteServer.refusal checks
     "PYTHONUNBUFFERED",  # the child builds its own std streams
     "PYTHONDONTWRITEBYTECODE",  # sys.dont_write_bytecode is set in the child
 })
