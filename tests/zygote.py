@@ -43,6 +43,7 @@ import io
 import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
@@ -209,6 +210,7 @@ class _Server:
                 self.process.kill()
                 self.process.wait()
         self.process.stdout.close()
+        shutil.rmtree(self._dir, ignore_errors=True)  # the socket and the server log
 
 
 def _read_line_within(stream, timeout_secs):
