@@ -9,10 +9,11 @@ nothing here either.
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
+
+from tests import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -40,9 +41,12 @@ def test_benchmark_quick_run_prints_its_json_line(script, tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("TF_CONFIG", None)
     env.pop("ESTIMATOR_LITE_TF215_PYTHON", None)
-    result = subprocess.run(
+    result = zygote.run(
         [sys.executable, os.path.join(ROOT, "benchmarks", script), "--quick"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False,
+        # The benchmarks start worker interpreters themselves (~3 CPU s each to
+        # import TensorFlow): those fork from the zygote too.
+        subprocesses_via_zygote=True)
     assert result.returncode == 0, result.stderr[-4000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
     missing = [key for key in BENCHMARKS[script] if key not in report]

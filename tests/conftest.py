@@ -1,4 +1,4 @@
-"""Pytest setup: no TF_CONFIG leaks in; in CI no test may skip.
+"""Pytest setup: no TF_CONFIG leaks in; in CI no test may skip; longest files first.
 
 Tests that need the TF 2.15 oracle or tf-keras skip on a fresh machine (README's
 test command installs neither). `.ci/run` provides both and sets
@@ -12,10 +12,40 @@ import pytest
 
 REQUIRE_ALL_TESTS_ENV = "ESTIMATOR_LITE_REQUIRE_ALL_TESTS"
 
+# The longest test files (wall seconds on a 2-core machine, slowest first). xdist's
+# --dist loadfile hands out files in collection order, so these go first: a long
+# file started last would run alone at the end while the other workers idle.
+LONGEST_FILES_FIRST = (
+    "tests/strategy_test.py",  # ~160 s: two strategy drivers in turn
+    "tests/migration/migration_test.py",  # ~140 s
+    "tests/faults/faults_late_test.py",  # ~110 s
+    "tests/canned/rnn_test.py",
+    "tests/techniques/towers_test.py",
+    "tests/faults/faults_restart_test.py",
+    "tests/third_party/libraries_test.py",
+    "tests/distribute/multi_process_test.py",
+    "tests/canned/canned_compat_test.py",
+    "tests/head/head_compat_test.py",
+    "tests/canned/keras_learning_rate_test.py",
+    "tests/canned/v1_compat_test.py",
+    "tests/faults/faults_signals_test.py",
+    "tests/migration/unchanged_test.py",
+    "tests/benchmarks_test.py",
+    "tests/head/keras_optimizer_test.py",
+    "tests/examples_test.py",
+)
+
 
 @pytest.fixture(autouse=True)
 def _no_tf_config(monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
+
+
+def pytest_collection_modifyitems(items):
+    """Puts LONGEST_FILES_FIRST first; tests keep their order within a file."""
+    rank = {path: i for i, path in enumerate(LONGEST_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0],
+                                         len(LONGEST_FILES_FIRST)))
 
 
 def _skip_reason(report):

@@ -2,8 +2,9 @@
 
 import os
 import re
-import subprocess
 import sys
+
+from tests import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -11,9 +12,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _run_example(name, *args, timeout_secs=300):
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("TF_CONFIG", None)
-    return subprocess.run([sys.executable, os.path.join(ROOT, "examples", name), *args],
-                          capture_output=True, text=True, env=env, check=False,
-                          timeout=timeout_secs)
+    return zygote.run([sys.executable, os.path.join(ROOT, "examples", name), *args],
+                      capture_output=True, text=True, env=env, check=False,
+                      timeout=timeout_secs)
 
 
 def test_digits_main_job_trains_evaluates_exports_and_reloads(tmp_path):

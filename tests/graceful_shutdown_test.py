@@ -10,6 +10,7 @@ import pytest
 
 from estimator_lite._engine import model_dir
 from estimator_lite._engine.shutdown import GRACE_ENV, grace_secs_from_env
+from tests import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # A job that trains "forever" (slowly) and reports each saved step and the end.
@@ -40,8 +41,8 @@ _JOB = textwrap.dedent("""
 
 
 def _start_job(tmp_path):
-    return subprocess.Popen([sys.executable, "-c", _JOB, str(tmp_path)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return zygote.Popen([sys.executable, "-c", _JOB, str(tmp_path)], cwd=ROOT,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 # SIGTERM exits 128 + 15; an uncaught KeyboardInterrupt makes Python end by SIGINT.

@@ -9,7 +9,6 @@ written by tests/compat/inspect_driver.py under the oracle interpreter.
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 
@@ -21,7 +20,7 @@ from estimator_lite import inspect as inspect_lib
 from estimator_lite._engine import completion
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._engine import model_dir as names
-from tests import models
+from tests import models, zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -151,7 +150,7 @@ def test_text_report_shows_the_eval_table_and_verdict(cluster_dir, capsys):
 
 def test_json_from_the_command_line_matches_the_report(cluster_dir):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    result = subprocess.run(
+    result = zygote.run(
         [sys.executable, "-m", "estimator_lite.inspect", cluster_dir, "--json"],
         capture_output=True, text=True, env=env, timeout=120, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -217,7 +216,7 @@ def test_inspect_module_does_not_shadow_the_stdlib_inspect():
 def test_reads_a_model_dir_written_by_tf_estimator_2_15(tmp_path):
     model_dir = str(tmp_path / "tf_estimator")
     env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "PYTHONPATH")}
-    result = subprocess.run(
+    result = zygote.run(
         [TF215_PYTHON, os.path.join(ROOT, "tests", "compat", "inspect_driver.py"),
          model_dir], capture_output=True, text=True, env=env, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-4000:]

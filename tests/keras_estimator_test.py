@@ -19,6 +19,7 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
+from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -36,8 +37,8 @@ def _start(python, which, work_dir, legacy=False):
     env = dict(os.environ, PYTHONPATH=ROOT)
     if legacy:
         env["TF_USE_LEGACY_KERAS"] = "1"
-    return subprocess.Popen([python, DRIVER, which, str(work_dir)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return zygote.Popen([python, DRIVER, which, str(work_dir)], env=env,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _result(process):

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import estimator_lite
+from tests import zygote
 from tests.oracle import (
     LEGACY_KERAS_REASON,
     TF215_PYTHON,
@@ -43,7 +44,7 @@ def _start(python, workdir, flavors, legacy_keras):
     env.pop("TF_USE_LEGACY_KERAS", None)
     if legacy_keras:
         env["TF_USE_LEGACY_KERAS"] = "1"
-    return subprocess.Popen(  # noqa: S603 (our own interpreters and script)
+    return zygote.Popen(  # noqa: S603 (our own interpreters and script)
         [python, DRIVER_PATH, workdir, GROUPS, flavors], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, env=env)
 

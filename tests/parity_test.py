@@ -6,11 +6,11 @@ tf.estimator 2.15 gives (the oracle test re-checks it when the oracle is there).
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
+from tests import zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -33,8 +33,8 @@ EXPECTED = {
 def _run_driver(python, library):
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("TF_CONFIG", None)
-    result = subprocess.run([python, DRIVER, library], capture_output=True, text=True,
-                            env=env, timeout=300, check=False)
+    result = zygote.run([python, DRIVER, library], capture_output=True, text=True,
+                        env=env, timeout=300, check=False)
     assert result.returncode == 0, result.stderr[-4000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 

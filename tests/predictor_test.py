@@ -7,7 +7,6 @@ threads, input checks and close() behave as documented.
 
 import json
 import os
-import subprocess
 import threading
 
 import numpy as np
@@ -15,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests import models
+from tests import models, zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -419,9 +418,9 @@ def test_tf_estimator_saved_models_give_its_own_predictions(tmp_path):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("TF_CONFIG", None)
     env.pop("PYTHONPATH", None)  # the oracle must not see this checkout
-    result = subprocess.run([TF215_PYTHON, DRIVER_PATH, str(tmp_path)],
-                            capture_output=True, text=True, env=env, timeout=900,
-                            check=False)
+    result = zygote.run([TF215_PYTHON, DRIVER_PATH, str(tmp_path)],
+                        capture_output=True, text=True, env=env, timeout=900,
+                        check=False)
     assert result.returncode == 0, result.stderr[-4000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["tf_version"].startswith("2.15")

@@ -16,12 +16,12 @@ numbers. Checked here:
 
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+from tests import zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -37,8 +37,8 @@ IMPROVED = {("restore_both_ways", "None->mirrored:1"): "NotFoundError"}
 def _run(python, backend):
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("TF_CONFIG", None)
-    result = subprocess.run([python, DRIVER, backend], capture_output=True, text=True,
-                            env=env, timeout=600, check=False)
+    result = zygote.run([python, DRIVER, backend], capture_output=True, text=True,
+                        env=env, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-4000:]
     lines = [line for line in result.stdout.splitlines() if line.startswith(PREFIX)]
     assert len(lines) == 1, result.stdout[-2000:]

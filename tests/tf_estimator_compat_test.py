@@ -8,8 +8,8 @@ variable, so CI always runs this test; a plain local run without it skips it.
 
 import json
 import os
-import subprocess
 
+from tests import zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_real_tf_estimator_is_driven_by_train_and_evaluate(tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("TF_CONFIG", None)
-    result = subprocess.run(
+    result = zygote.run(
         [TF215_PYTHON, os.path.join(ROOT, "tests", "compat", "tf_estimator_driver.py"),
          str(tmp_path / "model")], capture_output=True, text=True, env=env,
         timeout=600, check=False)

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import estimator_lite as el
+from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -39,7 +40,7 @@ requires_oracle = pytest.mark.skipif(not TF215_PYTHON, reason=(
 def _start(command, work_dir, **env_extra):
     env = dict(os.environ, PYTHONPATH=ROOT, **env_extra)
     env.pop("TF_CONFIG", None)
-    return subprocess.Popen(  # noqa: S603 (our own interpreters and script)
+    return zygote.Popen(  # noqa: S603 (our own interpreters and script)
         [*command, DRIVER, "oracle" if command[0] == TF215_PYTHON else "lite",
          str(work_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env=env)

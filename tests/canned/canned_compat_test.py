@@ -17,7 +17,6 @@ and tf.estimator evaluates the model_dir estimator_lite trained to its metrics.
 import json
 import os
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -25,6 +24,7 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite import canned
+from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -41,7 +41,7 @@ def _run_oracle(workdir):
     env = dict(os.environ)
     env.pop("TF_CONFIG", None)
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    result = subprocess.run(
+    result = zygote.run(
         [TF215_PYTHON, DRIVER_PATH, "run", workdir, str(FIRST_STEPS), str(MORE_STEPS),
          "lite"], capture_output=True, text=True, env=env, timeout=900, check=False)
     assert result.returncode == 0, result.stderr[-4000:]

@@ -19,13 +19,13 @@ tf.estimator model_dir:
 import json
 import os
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import estimator_lite as el
+from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -44,7 +44,7 @@ def oracle(tmp_path_factory):
     env = dict(os.environ)
     env.pop("TF_CONFIG", None)
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    result = subprocess.run(
+    result = zygote.run(
         [TF215_PYTHON, DRIVER_PATH, "run", workdir, str(FIRST_STEPS), str(MORE_STEPS)],
         capture_output=True, text=True, env=env, timeout=900, check=False)
     assert result.returncode == 0, result.stderr[-4000:]

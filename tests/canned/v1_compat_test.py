@@ -20,13 +20,13 @@ and continues copies of both to MORE_STEPS. Then, for each kind:
 
 import json
 import os
-import subprocess
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import estimator_lite.compat.v1 as tf_estimator_v1
+from tests import zygote
 from tests.canned.canned_compat_test import _signatures
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 
@@ -44,7 +44,7 @@ def _run_oracle(workdir):
     env = dict(os.environ)
     env.pop("TF_CONFIG", None)
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    result = subprocess.run(
+    result = zygote.run(
         [TF215_PYTHON, DRIVER_PATH, "run", workdir, str(FIRST_STEPS), str(MORE_STEPS)],
         capture_output=True, text=True, env=env, timeout=900, check=False)
     assert result.returncode == 0, result.stderr[-4000:]

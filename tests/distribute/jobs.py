@@ -6,7 +6,8 @@ roles), the way TFJob and Cloud ML Engine started tf.estimator programs:
 - estimator_lite: this interpreter runs the program as it is;
 - tf_estimator: ESTIMATOR_LITE_TF215_PYTHON (TF 2.15 + tensorflow-estimator 2.15)
   runs a copy whose import swap line is replaced, as tests/migration/runner.py does.
-Every role must exit by itself: `run_job` waits for all of them under one deadline,
+Roles start through tests/zygote.py (forked from a warm interpreter of the same
+kind). Every role must exit by itself: `run_job` waits for all of them under one deadline,
 SIGKILLs whatever is still running then (a hung TensorFlow session ignores SIGINT)
 and reports it as hung. Each role's stdout and stderr go to a log file; a role's
 result is the last `MIGRATION_RESULT {json}` line it printed. Not a test file.
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import time
 
+from tests import zygote
 from tests.migration import runner
 
 __all__ = ["LITE", "ORACLE", "JobRun", "RoleRun", "cluster_spec", "run_job",
@@ -201,7 +203,7 @@ def run_job(program_path, roles, backend, work_dir, timeout_secs, args=(),
         for label, tf_config in roles:
             logs[label] = os.path.join(log_dir, f"{label}.log")
             with open(logs[label], "wb") as log:
-                processes[label] = subprocess.Popen(
+                processes[label] = zygote.Popen(
                     [python, path, "--model-dir", model_dir, *args], stdout=log,
                     stderr=subprocess.STDOUT, env=_environment(backend, tf_config),
                     cwd=work_dir)

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from tests import zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -17,8 +18,8 @@ DRIVER = os.path.join(ROOT, "tests", "compat", "export_all_driver.py")
 def _start(python, library):
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("TF_CONFIG", None)
-    return subprocess.Popen([python, DRIVER, library], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    return zygote.Popen([python, DRIVER, library], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True, env=env)
 
 
 def _report(process):

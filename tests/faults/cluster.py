@@ -1,11 +1,11 @@
 """A cluster of `job.py` subprocesses on 127.0.0.1 for fault-injection tests.
 
 Each role (ps, chief, workers, evaluator) is one `sys.executable job.py` process
-with its own TF_CONFIG; its output (stdout and stderr) goes to a log file per
-incarnation under the test's tmp dir. The harness signals, restarts and waits
-for roles, polls conditions with deadlines (no fixed sleeps), and reads what a
-model_dir holds (checkpoints, evaluations, exports) through the library's own
-on-disk names.
+(forked from tests/zygote.py's warm interpreter) with its own TF_CONFIG; its
+output (stdout and stderr) goes to a log file per incarnation under the test's
+tmp dir. The harness signals, restarts and waits for roles, polls conditions with
+deadlines (no fixed sleeps), and reads what a model_dir holds (checkpoints,
+evaluations, exports) through the library's own on-disk names.
 """
 
 import json
@@ -22,6 +22,7 @@ from estimator_lite._engine import model_dir as model_dir_lib
 
 # The one import of the local-cluster helpers (moved here from estimator_lite.cluster).
 from estimator_lite._engine.local_cluster import local_cluster_spec, tf_config
+from tests import zygote
 from tests.faults.job import EXPORTER_NAME, ROLLBACK_TAG
 
 __all__ = ["Cluster", "wait_for", "restores", "export_step", "EXPORTER_NAME"]
@@ -130,9 +131,9 @@ class Cluster:
         args = [sys.executable, _JOB, "--model-dir", self.model_dir, "--status-dir",
                 self.status_dir, *self.job_args, *extra_args]
         with open(log_path, "wb") as log:
-            role.processes.append(subprocess.Popen(args, stdout=log,
-                                                   stderr=subprocess.STDOUT, env=env,
-                                                   cwd=self.work_dir))
+            role.processes.append(zygote.Popen(args, stdout=log,
+                                               stderr=subprocess.STDOUT, env=env,
+                                               cwd=self.work_dir))
         role.logs.append(log_path)
         return role.process
 

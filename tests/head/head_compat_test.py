@@ -17,6 +17,7 @@ import pytest
 
 import estimator_lite as el
 import estimator_lite.head as heads
+from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -36,7 +37,7 @@ def dumps(tmp_path_factory):
     work = tmp_path_factory.mktemp("heads")
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("TF_CONFIG", None)
-    oracle = subprocess.Popen(  # noqa: S603 (our own interpreter and script)
+    oracle = zygote.Popen(  # noqa: S603 (our own interpreter and script)
         [TF215_PYTHON, DRIVER, str(work / "oracle")], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, env=env)
     try:

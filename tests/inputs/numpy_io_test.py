@@ -6,7 +6,6 @@ same script on tf.estimator 2.15 (ESTIMATOR_LITE_TF215_PYTHON) and compares.
 
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -15,6 +14,7 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite.inputs import numpy_input_fn
+from tests import zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
 
 SHUFFLE_ERROR = "shuffle must be provided and explicitly set as boolean"
@@ -226,9 +226,9 @@ print("PARITY " + json.dumps(report, sort_keys=True))
 
 
 def _parity_report(python, backend):
-    result = subprocess.run([python, "-c", PARITY_SCRIPT, backend], capture_output=True,
-                            text=True, timeout=300, check=False,
-                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    result = zygote.run([python, "-c", PARITY_SCRIPT, backend], capture_output=True,
+                        text=True, timeout=300, check=False,
+                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert result.returncode == 0, result.stderr[-3000:]
     line = [x for x in result.stdout.splitlines() if x.startswith("PARITY ")][-1]
     return json.loads(line[len("PARITY "):])

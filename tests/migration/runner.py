@@ -1,6 +1,8 @@
 """Runs the migration programs of examples/migration/ on both backends and compares.
 
-A program runs as a user runs it: a subprocess, `python <program> --model-dir DIR`.
+A program runs as a user runs it: a subprocess, `python <program> --model-dir DIR`
+(forked by tests/zygote.py from a warm interpreter, which a program cannot tell
+from a fresh one).
 - estimator_lite: the program file as it is, with this interpreter (TF >= 2.16).
 - tf_estimator: a copy whose one line `import estimator_lite as tf_estimator  #
   migration: import swap` is replaced by the program's original import (normally
@@ -28,12 +30,12 @@ import math
 import os
 import re
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 
 from tests import oracle as oracle_env
+from tests import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM_DIR = os.path.join(ROOT, "examples", "migration")
@@ -407,7 +409,7 @@ def run(prog, backend, work_dir, legacy_keras=True, timeout_secs=TIMEOUT_SECS):
         raise ValueError(f"backend must be {LITE!r} or {ORACLE!r}, got {backend!r}")
     model_dir = os.path.join(work_dir, f"model_{backend}")
     start = time.monotonic()
-    completed = subprocess.run(
+    completed = zygote.run(
         [python, path, "--model-dir", model_dir], capture_output=True, text=True,
         env=_environment(prog, backend, legacy_keras), cwd=work_dir,
         timeout=timeout_secs, check=False)

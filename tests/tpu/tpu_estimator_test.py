@@ -15,6 +15,7 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite import tpu
+from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,8 +37,8 @@ def test_bert_style_program_matches_tf_estimator(tmp_path):
     oracle_dir, lite_dir = tmp_path / "oracle", tmp_path / "lite"
     oracle_dir.mkdir()
     lite_dir.mkdir()
-    oracle = subprocess.Popen([TF215_PYTHON, DRIVER, "oracle", str(oracle_dir)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    oracle = zygote.Popen([TF215_PYTHON, DRIVER, "oracle", str(oracle_dir)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lite = load_driver(DRIVER, "bert_classifier_driver").run("lite", str(lite_dir))
     out, err = oracle.communicate(timeout=600)
     assert oracle.returncode == 0, err[-3000:]
