@@ -96,9 +96,9 @@ def without_readiness_reports(scaffold):
 
     `Scaffold.finalize` builds two `report_uninitialized_variables` ops, which only
     a session that waits for another task to initialise the model ever runs. A
-    session that restores or initialises the model itself (evaluation, prediction,
-    export) never does, and building them is a quarter of a small model's
-    `evaluate()` time.
+    session that restores or initialises the model itself (evaluation, prediction)
+    never does, and building them is a quarter of a small model's `evaluate()`
+    time.
 
     Args:
       scaffold: a tf.compat.v1.train.Scaffold, not yet finalized.
