@@ -587,11 +587,23 @@ class _ZygoteServer:
 
     @staticmethod
     def _path_without_startup_entries():
-        """sys.path minus the server's script dir and PYTHONPATH entries."""
-        extra = {os.path.abspath(p) for p in
-                 os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
-        extra.add(os.path.dirname(_THIS_FILE))
-        return [p for p in sys.path[1:] if os.path.abspath(p) not in extra]
+        """The sys.path of a fresh interpreter without PYTHONPATH, minus its [0].
+
+        Asked of such an interpreter (no TensorFlow import: a few milliseconds, once
+        per server) rather than derived from this one's sys.path: `site` leaves out
+        a .pth entry that PYTHONPATH already holds, so an editable install's
+        `easy-install.pth` (what pip without PEP 660 writes) names the checkout
+        only through PYTHONPATH here, while a fresh child needs it from the .pth.
+        """
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        probe = _PLAIN_POPEN(
+            [sys.executable, "-c", "import json, sys; print(json.dumps(sys.path[1:]))"],
+            stdout=subprocess.PIPE, env=env, cwd=os.path.dirname(_THIS_FILE))
+        out, _ = probe.communicate()
+        if probe.returncode != 0:
+            raise RuntimeError(f"could not read a fresh interpreter's sys.path "
+                               f"(exit {probe.returncode})")
+        return json.loads(out)
 
     def serve(self):
         """Runs until stdin closes (the test process ended), then kills children."""

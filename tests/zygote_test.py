@@ -76,6 +76,22 @@ def test_exit_codes_and_tracebacks_are_a_fresh_interpreters(code, returncode):
     assert forked.stdout == plain.stdout
 
 
+def test_without_pythonpath_a_child_has_a_fresh_interpreters_sys_path(tmp_path):
+    """The site dirs and .pth entries come as `site` gives them to a fresh interpreter,
+    even where a .pth entry (a legacy editable install's easy-install.pth naming this
+    checkout) equals the server's own PYTHONPATH, which `site` then leaves out."""
+    script = tmp_path / "path_report.py"
+    script.write_text("import json, sys; print(json.dumps(sys.path))")
+    env = {k: v for k, v in _env().items() if k != "PYTHONPATH"}
+    args = [sys.executable, str(script)]
+    process = zygote.Popen(args, env=env, stdout=subprocess.PIPE, text=True)
+    assert isinstance(process, zygote.ZygoteProcess)  # forked, not a fallback
+    forked_out, _ = process.communicate(timeout=120)
+    plain = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120,
+                           check=True)
+    assert (process.returncode, json.loads(forked_out)) == (0, json.loads(plain.stdout))
+
+
 def test_the_runs_really_fork_from_a_zygote():
     process = zygote.Popen([sys.executable, "-c", "pass"], env=_env())
     assert isinstance(process, zygote.ZygoteProcess)
