@@ -30,6 +30,11 @@ VARIABLE_TYPES = tuple(
     cls for cls in tf.Variable.__mro__
     if cls.__name__ in ("Variable", "VariableV1")) or (tf.Variable,)
 
+# What tf.estimator counts as a Tensor (TF's internal `types.Tensor`): graph tensors
+# and variables of every kind, not SparseTensors. A model_fn may return a variable as
+# its loss or a prediction.
+TENSOR_TYPES = (tf.Tensor, *VARIABLE_TYPES)
+
 # Keras 3 keeps its object-name counters in this internal module (per thread). It is
 # looked up only if the user's process already imported it; never imported here.
 _KERAS3_GLOBAL_STATE = "keras.src.backend.common.global_state"
@@ -118,6 +123,6 @@ def tensorflow_module(path=()):
     return module
 
 
-__all__ = ["DATASET_TYPES", "VARIABLE_TYPES", "add_control_inputs",
+__all__ = ["DATASET_TYPES", "TENSOR_TYPES", "VARIABLE_TYPES", "add_control_inputs",
            "feature_transformation_cache", "isolated_keras_names", "logging",
            "tensorflow_module", "tf"]

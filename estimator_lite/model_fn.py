@@ -4,7 +4,7 @@ import collections
 
 from estimator_lite._engine import fn_args, keras_metrics, validation
 from estimator_lite._engine.fn_args import call_with_declared_args
-from estimator_lite._tf import isolated_keras_names, tf
+from estimator_lite._tf import TENSOR_TYPES, isolated_keras_names, tf
 from estimator_lite.export import outputs as export_lib
 
 # check_model_fn and invoke_model_fn are the package's interface to a model_fn
@@ -20,26 +20,34 @@ class ModeKeys:
     PREDICT = "infer"
 
 
-_MODES = (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)
-
 _SpecTuple = collections.namedtuple("EstimatorSpec", [
     "mode", "predictions", "loss", "train_op", "eval_metric_ops", "export_outputs",
     "training_chief_hooks", "training_hooks", "scaffold", "evaluation_hooks",
     "prediction_hooks"])
 
 
-def _is_tensor(value):
-    return isinstance(value, (tf.Tensor, tf.SparseTensor))
+def _check_is_tensor(name, value):
+    """Returns `value` if tf.estimator counts it as a Tensor (variables too).
+
+    Raises:
+      TypeError: anything else, SparseTensors included (as tf.estimator).
+    """
+    if not isinstance(value, TENSOR_TYPES):
+        raise TypeError(f"{name} must be a Tensor (or a Variable), got {value!r} of "
+                        f"type {type(value).__name__}")
+    return value
 
 
 def _check_loss(loss):
-    if not isinstance(loss, tf.Tensor):
-        raise TypeError(f"loss must be a Tensor, got {loss!r} of type "
-                        f"{type(loss).__name__}")
+    """A loss whose element count is known and not 1 is refused; one that is not
+    already a scalar (shape (1,), (None,), (None, 1)) is reshaped to one, as
+    tf.estimator does (a batch of more than one then fails when it runs)."""
+    loss = _check_is_tensor("loss", loss)
     shape = loss.shape
-    if shape.ndims is not None and shape.num_elements() != 1:
-        raise ValueError(f"loss must be a scalar Tensor, got shape {shape}")
-    if shape.ndims not in (0, None):
+    if shape.num_elements() not in (None, 1):
+        raise ValueError(f"loss must be a scalar Tensor (one element), got shape "
+                         f"{shape}: {loss!r}")
+    if not shape.is_compatible_with(tf.TensorShape([])):
         loss = tf.reshape(loss, [])
     return loss
 
@@ -83,27 +91,23 @@ def _check_train_op(train_op):
     raise TypeError(f"train_op must be a Tensor or Operation, got {train_op!r}")
 
 
-def _is_prediction_key(key):
-    """A str, or a tuple of str (MultiHead's `(head name, key)` keys)."""
-    return isinstance(key, str) or (
-        isinstance(key, tuple) and key and all(isinstance(k, str) for k in key))
-
-
-def _check_predictions(predictions):
+def _check_predictions(predictions, mode):
+    """A Tensor or a dict of Tensors; None outside PREDICT becomes {} (as
+    tf.estimator's spec holds it)."""
+    if predictions is None:
+        return {}
     if isinstance(predictions, dict):
-        for key, value in predictions.items():
-            if not _is_prediction_key(key) or not _is_tensor(value):
-                raise TypeError("predictions must be a Tensor or a dict of str (or "
-                                f"tuple of str) to Tensor; got entry {key!r}: "
-                                f"{value!r}")
-        return dict(predictions)
-    if not _is_tensor(predictions):
-        raise TypeError("predictions must be a Tensor or a dict of str to Tensor, got "
-                        f"{predictions!r} of type {type(predictions).__name__}")
-    return predictions
+        return {key: _check_is_tensor(f"predictions[{key!r}]", value)
+                for key, value in predictions.items()}
+    return _check_is_tensor("predictions", predictions)
 
 
 def _check_metric_ops(eval_metric_ops):
+    """A dict of name to a (value, update_op) tuple or a Keras Metric.
+
+    As tf.estimator, the pair's members are not type-checked (an Operation or a
+    nested tuple is fetched as it is); they must come from the model_fn's graph.
+    """
     if eval_metric_ops is None:
         return {}
     if not isinstance(eval_metric_ops, dict):
@@ -111,38 +115,30 @@ def _check_metric_ops(eval_metric_ops):
                         f"or Keras Metric, got {eval_metric_ops!r}")
     eval_metric_ops = dict(eval_metric_ops)
     for name, given in eval_metric_ops.items():
-        if not isinstance(name, str):
-            raise TypeError(f"eval_metric_ops keys must be str, got {name!r}")
-        pair = given
         if keras_metrics.is_keras_metric(given):
             # As tf.estimator: the metric's result, and its updates run per batch.
-            pair = eval_metric_ops[name] = keras_metrics.metric_pair(name, given)
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            eval_metric_ops[name] = keras_metrics.metric_pair(name, given)
+        elif not isinstance(given, tuple) or len(given) != 2:
             raise TypeError(f"eval_metric_ops[{name!r}] must be a (value, update_op) "
-                            f"pair or a Keras Metric, got {pair!r}")
-        value, update_op = pair
-        if not isinstance(value, tf.Tensor):
-            raise TypeError(f"eval_metric_ops[{name!r}] value must be a Tensor, got "
-                            f"{value!r}")
-        if not isinstance(update_op, (tf.Tensor, tf.Operation)):
-            raise TypeError(f"eval_metric_ops[{name!r}] update_op must be a Tensor or "
-                            f"Operation, got {update_op!r}")
-    return {name: tuple(pair) for name, pair in eval_metric_ops.items()}
+                            f"tuple or a Keras Metric, got {given!r}")
+    return eval_metric_ops
 
 
 def _check_export_outputs(export_outputs, predictions, mode):
-    """Validates export outputs and makes sure one is the serving default."""
+    """In PREDICT mode: validates export outputs and makes sure one is the serving
+    default (a PredictOutput of the predictions when none are given). Other modes
+    keep what they were given, as tf.estimator does."""
+    if mode != ModeKeys.PREDICT:
+        return export_outputs
     default_key = tf.saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY
     if export_outputs is None:
-        if mode != ModeKeys.PREDICT:
-            return None
         return {default_key: export_lib.PredictOutput(predictions)}
     if not isinstance(export_outputs, dict):
         raise TypeError("export_outputs must be a dict of signature name to ExportOutput, "
                         f"got {export_outputs!r}")
     for key, value in export_outputs.items():
-        if not isinstance(key, str) or not isinstance(value, export_lib.ExportOutput):
-            raise TypeError("export_outputs must map str to ExportOutput (e.g. "
+        if not isinstance(value, export_lib.ExportOutput):
+            raise TypeError("export_outputs must map names to ExportOutput (e.g. "
                             f"PredictOutput); got entry {key!r}: {value!r}")
     outputs = dict(export_outputs)
     if default_key not in outputs:
@@ -164,12 +160,26 @@ def _check_hooks(name, hooks):
     return hooks
 
 
-def _check_same_graph(tensors):
+def _check_same_graph(name, values):
+    """Every Tensor/Operation in `values` (nested) comes from the default graph.
+
+    Raises:
+      ValueError: one was built in another graph (outside the model_fn's call).
+    """
     graph = tf.get_default_graph()
-    for tensor in tensors:
-        if tensor is not None and getattr(tensor, "graph", graph) is not graph:
-            raise ValueError(f"{tensor!r} must be from the default graph (the one the "
-                             "model_fn was called in)")
+    for value in tf.nest.flatten(values):
+        if getattr(value, "graph", graph) is not graph:
+            raise ValueError(f"{name} {value!r} must be from the default graph (the "
+                             "one the model_fn was called in): it was built outside "
+                             "the model_fn, or by an earlier call of it")
+
+
+def _check_scaffold(scaffold):
+    scaffold = scaffold or tf.train.Scaffold()
+    if not isinstance(scaffold, tf.train.Scaffold):
+        raise TypeError(f"scaffold must be a tf.compat.v1.train.Scaffold, got "
+                        f"{scaffold!r}")
+    return scaffold
 
 
 class EstimatorSpec(_SpecTuple):
@@ -177,7 +187,9 @@ class EstimatorSpec(_SpecTuple):
 
     TRAIN needs a scalar `loss` and a `train_op`; EVAL needs a scalar `loss`;
     PREDICT needs `predictions`. In PREDICT mode `export_outputs` defaults to a
-    PredictOutput of the predictions under the serving default key.
+    PredictOutput of the predictions under the serving default key. Validation
+    follows tf.estimator 2.15 field by field, in its order: variables count as
+    Tensors, a one-element loss becomes a scalar, `mode` itself is not checked.
     """
 
     def __new__(cls, mode, predictions=None, loss=None, train_op=None,
@@ -188,43 +200,47 @@ class EstimatorSpec(_SpecTuple):
 
         Raises:
           TypeError: a field has the wrong type.
-          ValueError: `mode` is unknown or a field the mode needs is missing.
+          ValueError: a field the mode needs is missing, or is from another graph.
         """
-        if mode not in _MODES:
-            raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
-        if mode in (ModeKeys.TRAIN, ModeKeys.EVAL) and loss is None:
-            raise ValueError(f"loss is required in {mode!r} mode")
-        if mode == ModeKeys.TRAIN and train_op is None:
-            raise ValueError("train_op is required in 'train' mode")
-        if mode == ModeKeys.PREDICT and predictions is None:
-            raise ValueError("predictions are required in 'infer' (PREDICT) mode")
-        if loss is not None:
-            loss = _check_loss(loss)
-        if train_op is not None:
+        if train_op is None:
+            if mode == ModeKeys.TRAIN:
+                raise ValueError("train_op is required in 'train' mode (missing "
+                                 "train_op)")
+        else:
             train_op = _check_train_op(train_op)
-        if predictions is not None:
-            predictions = _check_predictions(predictions)
-        if scaffold is not None and not isinstance(scaffold, tf.train.Scaffold):
-            raise TypeError(f"scaffold must be a tf.compat.v1.train.Scaffold, got "
-                            f"{scaffold!r}")
+            _check_same_graph("train_op", train_op)
+        if loss is None:
+            if mode in (ModeKeys.TRAIN, ModeKeys.EVAL):
+                raise ValueError(f"loss is required in {mode!r} mode (missing loss)")
+        else:
+            loss = _check_loss(loss)
+            _check_same_graph("loss", loss)
+        if predictions is None and mode == ModeKeys.PREDICT:
+            raise ValueError("predictions are required in 'infer' (PREDICT) mode "
+                             "(missing predictions)")
+        predictions = _check_predictions(predictions, mode)
+        _check_same_graph("predictions", predictions)
+        export_outputs = _check_export_outputs(export_outputs, predictions, mode)
+        hooks = {name: _check_hooks(name, given) for name, given in (
+            ("training_hooks", training_hooks), ("evaluation_hooks", evaluation_hooks),
+            ("prediction_hooks", prediction_hooks),
+            ("training_chief_hooks", training_chief_hooks))}
         eval_metric_ops = _check_metric_ops(eval_metric_ops)
-        pred_tensors = (list(predictions.values()) if isinstance(predictions, dict)
-                        else [predictions])
-        _check_same_graph([loss, train_op] + pred_tensors +
-                          [p[0] for p in eval_metric_ops.values()])
+        _check_same_graph("eval_metric_ops", eval_metric_ops)
         return super().__new__(
             cls, mode=mode, predictions=predictions, loss=loss, train_op=train_op,
-            eval_metric_ops=eval_metric_ops,
-            export_outputs=_check_export_outputs(export_outputs, predictions, mode),
-            training_chief_hooks=_check_hooks("training_chief_hooks",
-                                              training_chief_hooks),
-            training_hooks=_check_hooks("training_hooks", training_hooks),
-            scaffold=scaffold or tf.train.Scaffold(),
-            evaluation_hooks=_check_hooks("evaluation_hooks", evaluation_hooks),
-            prediction_hooks=_check_hooks("prediction_hooks", prediction_hooks))
+            eval_metric_ops=eval_metric_ops, export_outputs=export_outputs,
+            scaffold=_check_scaffold(scaffold), **hooks)
 
     def _replace(self, **kwargs):
-        """Returns a copy with fields replaced, validated again."""
+        """Returns a copy with fields replaced, validated again.
+
+        Raises:
+          ValueError: `mode` would change.
+        """
+        if "mode" in kwargs and kwargs["mode"] != self.mode:
+            raise ValueError(f"the mode of an EstimatorSpec cannot be changed: it is "
+                             f"{self.mode!r}, got mode={kwargs['mode']!r}")
         fields = self._asdict()
         fields.update(kwargs)
         return EstimatorSpec(**fields)

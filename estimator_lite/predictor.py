@@ -329,7 +329,7 @@ def _build_serving_graph(estimator, serving_input_receiver_fn, output_key):
     """
     tf.train.get_or_create_global_step()
     receiver = serving_input_receiver_fn()
-    if not isinstance(receiver, receivers.ServingInputReceiver):
+    if not isinstance(receiver, receivers.SERVING_RECEIVER_TYPES):
         raise TypeError("serving_input_receiver_fn must return a ServingInputReceiver, "
                         f"got {receiver!r}")
     spec = estimator_lib.call_model_fn(estimator, receiver.features, None,

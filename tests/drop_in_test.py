@@ -196,7 +196,7 @@ def _keras_model_fn(features, labels, mode):
     pred = tf.keras.layers.Dense(1)(hidden)
     if mode == el.ModeKeys.PREDICT:
         return el.EstimatorSpec(mode, predictions={"y": pred}, export_outputs={
-            "serving_default": el.export.RegressionOutput(pred)})
+            "serving_default": el.export.PredictOutput({"outputs": pred})})
     loss = tf.reduce_mean(tf.square(pred - labels))
     train_op = tf.compat.v1.train.AdamOptimizer(0.01).minimize(
         loss, global_step=tf.compat.v1.train.get_global_step())

@@ -1,5 +1,6 @@
 """Tests for ModeKeys and EstimatorSpec validation."""
 
+import numpy as np
 import pytest
 
 import estimator_lite as el
@@ -68,9 +69,16 @@ def test_several_export_outputs_need_a_default(graph):
                          export_outputs={"a": tf.constant(1.0)})
 
 
-def test_invalid_mode(graph):
-    with pytest.raises(ValueError, match="mode must be one of"):
-        el.EstimatorSpec("training", loss=tf.constant(1.0))
+def test_mode_is_not_checked_as_on_tf_estimator(graph):
+    # tf.estimator 2.15 validates the fields for the three known modes only; any
+    # other mode (None included) keeps what it was given, predictions as {}.
+    for mode in (None, "training"):
+        spec = el.EstimatorSpec(mode, loss=tf.constant(1.0))
+        assert spec.mode == mode and spec.predictions == {}
+        assert spec.export_outputs is None
+    spec = el.EstimatorSpec(el.ModeKeys.EVAL, loss=tf.constant(1.0))
+    with pytest.raises(ValueError, match="cannot be changed"):
+        spec._replace(mode=el.ModeKeys.TRAIN)
 
 
 def test_loss_must_be_scalar(graph):
@@ -82,15 +90,59 @@ def test_loss_must_be_scalar(graph):
     assert spec.loss.shape.ndims == 0
 
 
+def test_a_loss_of_unknown_element_count_becomes_a_scalar(graph):
+    # tf.estimator refuses only a loss whose element count is known and not 1: a
+    # per-example loss of a batch of one ((None,) or (None, 1)) is reshaped.
+    for shape in ([None], [None, 1]):
+        per_example = tf.placeholder(tf.float32, shape)
+        spec = el.EstimatorSpec(el.ModeKeys.EVAL, loss=per_example)
+        assert spec.loss.shape.ndims == 0
+        with tf.Session() as session:
+            value = session.run(spec.loss, {per_example: np.full([1] * len(shape), 2.5)})
+        assert value == 2.5
+    unknown_rank = tf.placeholder(tf.float32)
+    assert el.EstimatorSpec(el.ModeKeys.EVAL, loss=unknown_rank).loss is unknown_rank
+    with pytest.raises(ValueError, match="scalar"):
+        el.EstimatorSpec(el.ModeKeys.EVAL, loss=tf.placeholder(tf.float32, [None, 2]) *
+                         tf.ones([3, 2]))
+
+
+def test_variables_count_as_tensors(graph):
+    # tf.estimator's Tensor type includes variables: as loss and as predictions.
+    weight = tf.get_variable("w", [], initializer=tf.ones_initializer())
+    column = tf.get_variable("c", [2], initializer=tf.zeros_initializer())
+    spec = el.EstimatorSpec(el.ModeKeys.EVAL, loss=weight)
+    assert spec.loss is weight
+    spec = el.EstimatorSpec(el.ModeKeys.EVAL, loss=weight, predictions={"c": column})
+    assert spec.predictions["c"] is column
+    # In PREDICT mode the default PredictOutput takes Tensors only: a ValueError on
+    # tf.estimator 2.15 too ("Prediction output value must be a Tensor").
+    with pytest.raises(ValueError, match="output value must be a Tensor"):
+        el.EstimatorSpec(el.ModeKeys.PREDICT, predictions={"c": column})
+    with pytest.raises(TypeError, match="predictions"):
+        el.EstimatorSpec(el.ModeKeys.PREDICT,
+                         predictions=tf.SparseTensor([[0]], [1.0], [2]))
+
+
 def test_eval_metric_ops_are_value_update_pairs(graph):
     loss = tf.constant(1.0)
     mean = tf.metrics.mean(loss)
     spec = el.EstimatorSpec(el.ModeKeys.EVAL, loss=loss, eval_metric_ops={"m": mean})
     assert spec.eval_metric_ops["m"] == tuple(mean)
-    with pytest.raises(TypeError, match=r"\(value, update_op\) pair"):
+    with pytest.raises(TypeError, match=r"\(value, update_op\) tuple"):
         el.EstimatorSpec(el.ModeKeys.EVAL, loss=loss, eval_metric_ops={"m": loss})
-    with pytest.raises(TypeError, match="value must be a Tensor"):
-        el.EstimatorSpec(el.ModeKeys.EVAL, loss=loss, eval_metric_ops={"m": (1.0, loss)})
+    with pytest.raises(TypeError, match=r"\(value, update_op\) tuple"):
+        el.EstimatorSpec(el.ModeKeys.EVAL, loss=loss, eval_metric_ops={"m": list(mean)})
+    # As tf.estimator: the pair's members are fetched as they are (an Operation as
+    # the value, or a nested tuple), only their graph is checked.
+    spec = el.EstimatorSpec(el.ModeKeys.EVAL, loss=loss,
+                            eval_metric_ops={"op": (mean[1].op, mean[1]),
+                                             "nested": ((mean[0], mean[0]), mean[1])})
+    assert spec.eval_metric_ops["nested"][0] == (mean[0], mean[0])
+    with tf.Graph().as_default():
+        other = tf.constant(1.0)
+    with pytest.raises(ValueError, match="default graph"):
+        el.EstimatorSpec(el.ModeKeys.EVAL, loss=loss, eval_metric_ops={"m": (other, loss)})
 
 
 def test_hooks_must_be_session_run_hooks(graph):

@@ -36,7 +36,7 @@ def linear_model_fn(features, labels, mode, params):
     predictions = tf.matmul(features["x"], w) + b
     if mode == el.ModeKeys.PREDICT:
         return el.EstimatorSpec(mode, predictions={"y": predictions}, export_outputs={
-            "regress": el.export.RegressionOutput(predictions)})
+            "regress": el.export.PredictOutput({"outputs": predictions})})
     loss = tf.reduce_mean(tf.square(predictions - labels))
     optimizer = tf.train.GradientDescentOptimizer(params.get("learning_rate", 0.1))
     train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())

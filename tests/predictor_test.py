@@ -102,7 +102,7 @@ def test_from_estimator_and_from_saved_model_equal_predict(linear):
             el.predictor.from_saved_model(export_dir) as loaded:
         for predictor in (live, loaded):
             outputs = predictor({"x": x})
-            assert sorted(outputs) == ["outputs"]  # the model_fn's RegressionOutput
+            assert sorted(outputs) == ["outputs"]  # the model_fn's PredictOutput
             np.testing.assert_allclose(outputs["outputs"], expected, atol=TOLERANCE)
     np.testing.assert_allclose(expected, _linear_outputs(estimator, x), atol=1e-5)
 
@@ -146,7 +146,7 @@ def test_serialized_example_ending_in_nul_bytes_is_fed_whole(linear, tmp_path):
         {"x": tf.io.FixedLenFeature([models.NUM_FEATURES], tf.float32)})
     export_dir = estimator.export_saved_model(str(tmp_path), receiver_fn)
     with el.predictor.from_saved_model(export_dir) as predictor:
-        outputs = predictor({"inputs": [serialized]})
+        outputs = predictor({"examples": [serialized]})
     np.testing.assert_allclose(outputs["outputs"], _linear_outputs(estimator, x),
                                atol=1e-5)
 

@@ -52,7 +52,8 @@ def _merge_options(merged, options):
     return merged
 
 
-def run_with_hooks(session, hooks, fetches, original_fetches=None, fast_fn=None):
+def run_with_hooks(session, hooks, fetches, original_fetches=None, fast_fn=None,
+                   before_after_run_fn=None):
     """Runs `fetches` once, with the hooks' before_run/after_run around the run.
 
     Args:
@@ -63,6 +64,9 @@ def run_with_hooks(session, hooks, fetches, original_fetches=None, fast_fn=None)
         (default: `fetches`), e.g. the train op rather than the step guard.
       fast_fn: a precompiled callable that returns what `session.run(fetches)`
         would; used whenever no hook asks for a fetch, feed or option.
+      before_after_run_fn: called with the results of `fetches` after the run and
+        before any hook's `after_run` (the chief's checkpoint save: tf.estimator's
+        CheckpointSaverHook comes first among MonitoredSession's hooks).
 
     Returns:
       (the results of `fetches`, whether a hook requested to stop).
@@ -71,7 +75,10 @@ def run_with_hooks(session, hooks, fetches, original_fetches=None, fast_fn=None)
       RuntimeError: two hooks feed the same tensor.
     """
     if not hooks:
-        return (fast_fn() if fast_fn is not None else session.run(fetches)), False
+        results = fast_fn() if fast_fn is not None else session.run(fetches)
+        if before_after_run_fn is not None:
+            before_after_run_fn(results)
+        return results, False
     original = fetches if original_fetches is None else original_fetches
     context = tf.train.SessionRunContext(tf.train.SessionRunArgs(original), session)
     requests = [hook.before_run(context) for hook in hooks]
@@ -85,6 +92,8 @@ def run_with_hooks(session, hooks, fetches, original_fetches=None, fast_fn=None)
                           feed_dict=feed_dict or None, options=options,
                           run_metadata=metadata)
         results, hook_results = out["main"], out["hooks"]
+    if before_after_run_fn is not None:
+        before_after_run_fn(results)
     for i, hook in enumerate(hooks):
         hook.after_run(context, tf.train.SessionRunValues(
             results=hook_results.get(i), options=options, run_metadata=metadata))

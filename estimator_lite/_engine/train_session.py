@@ -232,10 +232,17 @@ class TrainSession:
                 session = self._restore_or_initialize(manager)
         self._session = session
         self._run_step = session.make_callable(self._guard)
+        step = int(session.run(self._global_step))
+        # Saved at session creation (as TF's CheckpointSaverHook does), before the
+        # user's hooks see the session: listeners rely on that first call (the
+        # evaluation listener skips it), and a hook reading latest_checkpoint()
+        # finds it, as on tf.estimator.
+        if self._checkpoints.enabled and self._save(step):
+            self._stop_requested = True
         coordinator = tf.train.Coordinator()
         for hook in self._hooks:
             hook.after_create_session(session, coordinator)
-        return int(session.run(self._global_step))
+        return step
 
     def _restore_or_initialize(self, manager):
         """Chief (or a worker with its own variables): restores the newest checkpoint
@@ -328,30 +335,41 @@ class TrainSession:
         return extra
 
     def _step(self, last_step):
-        """Runs one training step; returns the new global step."""
+        """Runs one training step (and the save due at its end); returns the new
+        global step."""
         extra = self._extra_fetches(last_step + 1)
         if not self._hooks and not extra:
             step = self._run_step()
-            results = None
+            self._after_step(step, None)
         else:
-            step, results = self._run_with_hooks(extra)
+            step = self._run_with_hooks(extra)
         if step == _NAN_STEP:
             raise NanLossDuringTrainingError(
                 f"NaN or infinite loss during training after global step {last_step}")
+        return int(step)
+
+    def _after_step(self, step, results):
+        """The chief's work at the end of a step, before the user's hooks' after_run
+        (tf.estimator's CheckpointSaverHook and SummarySaverHook run first): step
+        actions, then the checkpoint save when one is due. A NaN step saves nothing."""
+        if step == _NAN_STEP:
+            return
         step = int(step)
         if results is not None:
             for action in self._step_actions:
                 action.after_step(step, results)
-        return step
+        if self._checkpoints.due(step) and self._save(step):
+            self._stop_requested = True
 
     def _run_with_hooks(self, extra):
         fetches = {"step": self._guard, "extra": extra}
         results, stop = run_with_hooks(
             self._session, self._hooks, fetches, original_fetches=self._train_op,
-            fast_fn=None if extra else self._run_step_only)
+            fast_fn=None if extra else self._run_step_only,
+            before_after_run_fn=lambda r: self._after_step(r["step"], r["extra"]))
         if stop:
             self._stop_requested = True
-        return results["step"], results["extra"]
+        return results["step"]
 
     def _run_step_only(self):
         """What the hooked run returns when only the step guard is fetched."""
@@ -390,10 +408,6 @@ class TrainSession:
 
     def _start(self):
         step = self._create_session()
-        # Always save at session creation (as TF's CheckpointSaverHook does): listeners
-        # rely on that first call, e.g. the evaluation listener skips it.
-        if self._checkpoints.enabled and self._save(step):
-            self._stop_requested = True
         if self._progress is not None:
             self._progress.start(step, self._target_step_fn)
         return step
@@ -409,14 +423,11 @@ class TrainSession:
             # Only once the session exists: a model_dir that holds another model
             # fails in session creation, and then nothing may be written there.
             self._summaries.open(self._graph)
-        save_due = self._checkpoints.due
         input_ended = False
         while True:
             while not (input_ended or self._stopping() or stop_at_step_fn(step)):
                 try:
                     step = self._step(step)
-                    if save_due(step) and self._save(step):
-                        self._stop_requested = True
                 except tf.errors.OutOfRangeError:
                     logging.info("Input ended at global step %d; stopping training.",
                                  step)

@@ -8,6 +8,14 @@ import numbers
 import os
 
 
+class WrongTypeError(TypeError, ValueError):
+    """A value of the wrong type where tf.estimator raises ValueError.
+
+    Users' code written for tf.estimator catches ValueError there; ours says
+    TypeError for a wrong type. Both catch this one.
+    """
+
+
 def check_int(name, value, minimum=None, allow_none=False):
     """Checks that `value` is an int (not a bool), optionally >= `minimum`.
 

@@ -6,8 +6,8 @@ tf.estimator's `ExportOutput`, `ClassificationOutput`, `RegressionOutput` and
 
 import abc
 
+from estimator_lite._engine.validation import WrongTypeError
 from estimator_lite._tf import tf
-from estimator_lite.export.receivers import as_tensor_dict
 
 __all__ = ["ExportOutput", "ClassificationOutput", "RegressionOutput", "PredictOutput",
            "EvalOutput"]
@@ -24,35 +24,69 @@ class ExportOutput(abc.ABC):
         """Returns a SignatureDef protobuf for the given receiver tensors dict."""
 
 
+def _output_tensors(label, outputs, single_key):
+    """{name: Tensor} of a PredictOutput, as tf.estimator checks it.
+
+    A single tensor is named `single_key`; a tuple key (MultiHead's
+    ``(head, key)``) is joined with '/'.
+
+    Raises:
+      WrongTypeError (a TypeError and a ValueError, as tf.estimator raises):
+        a key that is not a string, or a value that is not a Tensor.
+    """
+    if not isinstance(outputs, dict):
+        outputs = {single_key: outputs}
+    named = {}
+    for given_key, value in outputs.items():
+        key = "/".join(given_key) if isinstance(given_key, tuple) else given_key
+        if not isinstance(key, str):
+            raise WrongTypeError(f"{label} output key must be a string, got {key!r}")
+        if not isinstance(value, tf.Tensor):
+            raise WrongTypeError(f"{label} output value must be a Tensor, got {value!r}")
+        named[key] = value
+    return named
+
+
 def _tensor_info_map(tensors):
     return {key: tf.saved_model.build_tensor_info(t) for key, t in tensors.items()}
 
 
-def _is_single_string_input(receiver_tensors):
-    if len(receiver_tensors) != 1:
-        return False
-    tensor = next(iter(receiver_tensors.values()))
-    return isinstance(tensor, tf.Tensor) and tensor.dtype == tf.string
+def _single_string_input(method, receiver_tensors):
+    """The one string tensor a Classify/Regress signature takes.
+
+    Raises:
+      ValueError: the receiver has several inputs or a non-string one (the export
+        then leaves this signature out).
+    """
+    tensors = list(receiver_tensors.values())
+    if len(tensors) != 1 or tensors[0].dtype != tf.string:
+        raise ValueError(
+            f"{method} signatures take a single tf.string input (serialized "
+            "tf.Example protos, e.g. from build_parsing_serving_input_receiver_fn); "
+            f"got receiver tensors {receiver_tensors!r}")
+    return tensors[0]
 
 
 class ClassificationOutput(ExportOutput):
     """Classification head: `scores` (float) and/or `classes` (string).
 
-    With a single serialized-string input the signature uses the Classify method;
-    otherwise (raw tensors) it is written as a Predict signature with outputs
-    'scores'/'classes', so it is still served instead of being dropped.
+    Its signature uses the Classify method, which takes one serialized-string input;
+    with raw tensor inputs `as_signature_def` raises ValueError and the export
+    leaves the signature out (as tf.estimator: TF Serving clients see the same
+    SignatureDefs).
     """
 
     def __init__(self, scores=None, classes=None):
-        """Raises TypeError/ValueError for a missing or wrongly-typed tensor."""
-        if scores is None and classes is None:
-            raise ValueError("ClassificationOutput needs scores or classes, got neither")
+        """Raises ValueError for a missing tensor and WrongTypeError (a TypeError
+        and a ValueError, as tf.estimator raises) for a wrongly-typed one."""
         if scores is not None and (not isinstance(scores, tf.Tensor)
                                    or not scores.dtype.is_floating):
-            raise TypeError(f"scores must be a float Tensor, got {scores!r}")
+            raise WrongTypeError(f"scores must be a float Tensor, got {scores!r}")
         if classes is not None and (not isinstance(classes, tf.Tensor)
                                     or classes.dtype != tf.string):
-            raise TypeError(f"classes must be a string Tensor, got {classes!r}")
+            raise WrongTypeError(f"classes must be a string Tensor, got {classes!r}")
+        if scores is None and classes is None:
+            raise ValueError("ClassificationOutput needs scores or classes, got neither")
         self.scores = scores
         self.classes = classes
 
@@ -64,22 +98,24 @@ class ClassificationOutput(ExportOutput):
         return {k: v for k, v in named.items() if v is not None}
 
     def as_signature_def(self, receiver_tensors):
-        if _is_single_string_input(receiver_tensors):
-            examples = next(iter(receiver_tensors.values()))
-            return tf.saved_model.classification_signature_def(
-                examples, self.classes, self.scores)
-        return tf.saved_model.build_signature_def(
-            _tensor_info_map(receiver_tensors), _tensor_info_map(self.outputs),
-            _SIG.PREDICT_METHOD_NAME)
+        """A Classify SignatureDef.
+
+        Raises:
+          ValueError: the receiver is not one string tensor.
+        """
+        examples = _single_string_input("Classification", receiver_tensors)
+        return tf.saved_model.classification_signature_def(
+            examples, self.classes, self.scores)
 
 
 class RegressionOutput(ExportOutput):
     """Regression head: one float `value` tensor (served as 'outputs')."""
 
     def __init__(self, value):
-        """Raises TypeError when `value` is not a float Tensor."""
+        """Raises WrongTypeError (a TypeError and a ValueError) when `value` is
+        not a float Tensor."""
         if not isinstance(value, tf.Tensor) or not value.dtype.is_floating:
-            raise TypeError(f"value must be a float Tensor, got {value!r}")
+            raise WrongTypeError(f"value must be a float Tensor, got {value!r}")
         self.value = value
 
     @property
@@ -88,20 +124,22 @@ class RegressionOutput(ExportOutput):
         return {_SIG.REGRESS_OUTPUTS: self.value}
 
     def as_signature_def(self, receiver_tensors):
-        if _is_single_string_input(receiver_tensors):
-            examples = next(iter(receiver_tensors.values()))
-            return tf.saved_model.regression_signature_def(examples, self.value)
-        return tf.saved_model.build_signature_def(
-            _tensor_info_map(receiver_tensors), _tensor_info_map(self.outputs),
-            _SIG.PREDICT_METHOD_NAME)
+        """A Regress SignatureDef.
+
+        Raises:
+          ValueError: the receiver is not one string tensor.
+        """
+        examples = _single_string_input("Regression", receiver_tensors)
+        return tf.saved_model.regression_signature_def(examples, self.value)
 
 
 class PredictOutput(ExportOutput):
     """Generic head: a Tensor (served as 'output') or a dict of named Tensors."""
 
     def __init__(self, outputs):
-        """Raises TypeError unless `outputs` is a Tensor or dict of str to Tensor."""
-        self._outputs = as_tensor_dict("outputs", outputs, _SINGLE_OUTPUT_KEY)
+        """Raises WrongTypeError (a TypeError and a ValueError) unless `outputs`
+        is a Tensor or a dict of str (or tuple of str) to Tensor."""
+        self._outputs = _output_tensors("Prediction", outputs, _SINGLE_OUTPUT_KEY)
 
     @property
     def outputs(self):

@@ -4,88 +4,164 @@ tf.estimator's `ServingInputReceiver`, `TensorServingInputReceiver`,
 `build_raw_serving_input_receiver_fn` and `build_parsing_serving_input_receiver_fn`.
 """
 
+import collections
+
+from estimator_lite._engine.validation import WrongTypeError
 from estimator_lite._tf import tf
 
 __all__ = [
     "ServingInputReceiver", "TensorServingInputReceiver",
     "build_raw_serving_input_receiver_fn", "build_parsing_serving_input_receiver_fn",
-    "as_tensor_dict", "SupervisedInputReceiver", "build_raw_supervised_input_receiver_fn",
+    "wrap_input_tensors", "SERVING_RECEIVER_TYPES", "SupervisedInputReceiver",
+    "build_raw_supervised_input_receiver_fn",
 ]
 
 _SINGLE_FEATURE_KEY = "feature"
 _SINGLE_RECEIVER_KEY = "input"
 _SINGLE_LABEL_KEY = "label"
+_RECEIVER_TENSOR_TYPES = (tf.Tensor, tf.SparseTensor, tf.RaggedTensor)
 
 
-def _is_tensor(value):
-    return isinstance(value, (tf.Tensor, tf.SparseTensor))
+def _check_input_tensor(name, tensor):
+    """A Tensor, SparseTensor or RaggedTensor (or, as tf.estimator allows, an object
+    with a `tensor` attribute that converts to one).
 
-
-def as_tensor_dict(name, value, single_key):
-    """Wraps a single tensor as {single_key: tensor}; checks a dict's entries."""
-    if _is_tensor(value):
-        return {single_key: value}
-    if not isinstance(value, dict) or not value:
-        raise TypeError(f"{name} must be a Tensor, SparseTensor or a non-empty dict of "
-                        f"them, got {value!r}")
-    for key, tensor in value.items():
-        if not isinstance(key, str) or not _is_tensor(tensor):
-            raise TypeError(f"{name} must map str to Tensor/SparseTensor; got entry "
-                            f"{key!r}: {tensor!r}")
-    return dict(value)
-
-
-class ServingInputReceiver:
-    """Serving input: the features for the model_fn and the tensors a client feeds.
-
-    A single `features` tensor is wrapped as ``{'feature': tensor}`` (as in
-    TF Estimator); use `TensorServingInputReceiver` to pass it unwrapped.
+    Raises:
+      WrongTypeError: anything else (a ValueError on tf.estimator).
     """
+    if isinstance(tensor, _RECEIVER_TENSOR_TYPES):
+        return
+    if hasattr(tensor, "tensor"):
+        try:
+            tf.convert_to_tensor(tensor)
+            return
+        except TypeError:
+            pass
+    raise WrongTypeError(f"{name} must be a Tensor, SparseTensor or RaggedTensor, got "
+                         f"{tensor!r}")
 
-    def __init__(self, features, receiver_tensors, receiver_tensors_alternatives=None):
-        """Validates and stores the tensors.
 
-        Raises:
-          TypeError: features or receiver tensors are not tensors / dicts of tensors.
-        """
-        self.features = as_tensor_dict("features", features, _SINGLE_FEATURE_KEY)
-        self.receiver_tensors = as_tensor_dict("receiver_tensors", receiver_tensors,
-                                                _SINGLE_RECEIVER_KEY)
-        alternatives = receiver_tensors_alternatives or {}
-        if not isinstance(alternatives, dict):
-            raise TypeError("receiver_tensors_alternatives must be a dict of name to "
-                            f"receiver tensors, got {alternatives!r}")
-        self.receiver_tensors_alternatives = {
-            name: as_tensor_dict(f"receiver_tensors_alternatives[{name!r}]", tensors,
-                                  _SINGLE_RECEIVER_KEY)
+def wrap_input_tensors(name, tensors, single_key, allow_int_keys=False):
+    """A dict of input tensors: a single tensor becomes {single_key: tensor}.
+
+    Args:
+      name: the argument, for messages.
+      tensors: a tensor, or a dict of str (or int, with allow_int_keys) to tensors.
+      single_key: the key of a single tensor.
+      allow_int_keys: whether int keys are allowed (features and labels).
+
+    Returns:
+      A new dict.
+
+    Raises:
+      ValueError: `tensors` is None.
+      WrongTypeError: a key or a value of the wrong type.
+    """
+    if tensors is None:
+        raise ValueError(f"{name} must be defined, got None")
+    if not isinstance(tensors, dict):
+        tensors = {single_key: tensors}
+    key_types = (str, int) if allow_int_keys else (str,)
+    for key, tensor in tensors.items():
+        if not isinstance(key, key_types) or isinstance(key, bool):
+            raise WrongTypeError(f"{name} keys must be strings"
+                                 f"{' or ints' if allow_int_keys else ''}, got {key!r}")
+        _check_input_tensor(f"{name}[{key!r}]", tensor)
+    return dict(tensors)
+
+
+def _wrap_alternatives(alternatives):
+    if alternatives is None:
+        return None
+    if not isinstance(alternatives, dict):
+        raise WrongTypeError("receiver_tensors_alternatives must be a dict of name to "
+                             f"receiver tensors, got {alternatives!r}")
+    return {name: wrap_input_tensors(f"receiver_tensors_alternatives[{name!r}]",
+                                     tensors, _SINGLE_RECEIVER_KEY)
             for name, tensors in alternatives.items()}
 
 
-class TensorServingInputReceiver(ServingInputReceiver):
-    """Like ServingInputReceiver, but passes one feature Tensor to the model_fn as is."""
-
-    def __init__(self, features, receiver_tensors, receiver_tensors_alternatives=None):
-        if not _is_tensor(features):
-            raise TypeError("features must be a Tensor or SparseTensor, got "
-                            f"{features!r}")
-        super().__init__({_SINGLE_FEATURE_KEY: features}, receiver_tensors,
-                         receiver_tensors_alternatives)
-        self.features = features
+_ServingTuple = collections.namedtuple(
+    "ServingInputReceiver", ["features", "receiver_tensors",
+                             "receiver_tensors_alternatives"])
 
 
-def _placeholder_like(name, spec, default_batch_size):
-    shape = tf.TensorShape(spec.shape)
-    if shape.ndims:
-        shape = tf.TensorShape([default_batch_size]).concatenate(shape[1:])
-    return tf.placeholder(dtype=tf.as_dtype(spec.dtype), shape=shape, name=name)
+class ServingInputReceiver(_ServingTuple):
+    """Serving input: the features for the model_fn and the tensors a client feeds.
+
+    A single `features` tensor is wrapped as ``{'feature': tensor}`` and a single
+    receiver tensor as ``{'input': tensor}`` (as in tf.estimator); use
+    `TensorServingInputReceiver` to pass one feature tensor unwrapped.
+    """
+
+    def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
+        """Validates and wraps the tensors.
+
+        Raises:
+          ValueError: features or receiver_tensors is None.
+          WrongTypeError (a TypeError and a ValueError): a key or tensor of the
+            wrong type.
+        """
+        return super().__new__(
+            cls,
+            features=wrap_input_tensors("features", features, _SINGLE_FEATURE_KEY,
+                                        allow_int_keys=True),
+            receiver_tensors=wrap_input_tensors("receiver_tensors", receiver_tensors,
+                                                _SINGLE_RECEIVER_KEY),
+            receiver_tensors_alternatives=_wrap_alternatives(
+                receiver_tensors_alternatives))
+
+
+_TensorServingTuple = collections.namedtuple(
+    "TensorServingInputReceiver", ["features", "receiver_tensors",
+                                   "receiver_tensors_alternatives"])
+
+
+class TensorServingInputReceiver(_TensorServingTuple):
+    """Like ServingInputReceiver, but passes one feature tensor to the model_fn as is."""
+
+    def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
+        """Validates the tensors.
+
+        Raises:
+          ValueError: features or receiver_tensors is None.
+          WrongTypeError: a tensor or key of the wrong type.
+        """
+        if features is None:
+            raise ValueError("features must be defined, got None")
+        _check_input_tensor("features", features)
+        receiver = ServingInputReceiver(features, receiver_tensors,
+                                        receiver_tensors_alternatives)
+        return super().__new__(
+            cls, features=features, receiver_tensors=receiver.receiver_tensors,
+            receiver_tensors_alternatives=receiver.receiver_tensors_alternatives)
+
+
+SERVING_RECEIVER_TYPES = (ServingInputReceiver, TensorServingInputReceiver)
+
+
+def _placeholder_for(template, default_batch_size):
+    """A placeholder of the template's dtype and shape with dimension 0 replaced by
+    `default_batch_size` (a scalar template gets a batch dimension, as on
+    tf.estimator), named after the template's op in a graph (TensorFlow picks
+    `Placeholder_<n>` for an eager tensor or a TensorSpec without a name)."""
+    shape = tf.TensorShape([default_batch_size]).concatenate(
+        tf.TensorShape(template.shape)[1:])
+    try:
+        name = template.op.name
+    except AttributeError:
+        name = getattr(template, "name", None) if isinstance(template, tf.TensorSpec) \
+            else None
+    return tf.placeholder(dtype=tf.as_dtype(template.dtype), shape=shape, name=name)
 
 
 def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
     """Builds a serving_input_receiver_fn that feeds raw tensors.
 
     Args:
-      features: a Tensor/TensorSpec or a dict of name to Tensor/TensorSpec; only
-        dtype and shape are used (dimension 0 becomes `default_batch_size`).
+      features: a dict of name to Tensor/TensorSpec (or one of them); only dtype
+        and shape are used, dimension 0 becoming `default_batch_size` (a scalar
+        gets one).
       default_batch_size: batch size of the placeholders, or None for any.
 
     Returns:
@@ -96,15 +172,15 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
       TypeError: `features` has the wrong type.
     """
     single = not isinstance(features, dict)
-    specs = {_SINGLE_FEATURE_KEY: features} if single else dict(features)
-    for name, spec in specs.items():
-        if not hasattr(spec, "dtype") or not hasattr(spec, "shape"):
+    templates = {_SINGLE_FEATURE_KEY: features} if single else dict(features)
+    for name, template in templates.items():
+        if not hasattr(template, "dtype") or not hasattr(template, "shape"):
             raise TypeError(f"features[{name!r}] must be a Tensor or TensorSpec, got "
-                            f"{spec!r}")
+                            f"{template!r}")
 
     def serving_input_receiver_fn():
-        placeholders = {name: _placeholder_like(name, spec, default_batch_size)
-                        for name, spec in specs.items()}
+        placeholders = {name: _placeholder_for(template, default_batch_size)
+                        for name, template in templates.items()}
         if single:
             tensor = placeholders[_SINGLE_FEATURE_KEY]
             return TensorServingInputReceiver(tensor, {_SINGLE_RECEIVER_KEY: tensor})
@@ -139,38 +215,35 @@ def build_parsing_serving_input_receiver_fn(feature_spec, default_batch_size=Non
     return serving_input_receiver_fn
 
 
-class SupervisedInputReceiver:
+_SupervisedTuple = collections.namedtuple(
+    "SupervisedInputReceiver", ["features", "labels", "receiver_tensors"])
+
+
+class SupervisedInputReceiver(_SupervisedTuple):
     """Features and labels fed to a train or eval SavedModel (tf.estimator's).
 
     `features` and `labels` go to the model_fn as given (a tensor or a dict);
     `receiver_tensors` are the SavedModel's inputs.
     """
 
-    def __init__(self, features, labels, receiver_tensors):
+    def __new__(cls, features, labels, receiver_tensors):
         """Validates the tensors.
 
         Raises:
-          TypeError: features, labels or receiver tensors are not tensors / dicts
-            of tensors.
+          ValueError: a field is None.
+          WrongTypeError: a tensor or key of the wrong type.
         """
-        as_tensor_dict("features", features, _SINGLE_FEATURE_KEY)
-        as_tensor_dict("labels", labels, _SINGLE_LABEL_KEY)
-        self.features = features
-        self.labels = labels
-        self.receiver_tensors = as_tensor_dict("receiver_tensors", receiver_tensors,
-                                                _SINGLE_RECEIVER_KEY)
-        self.receiver_tensors_alternatives = {}
+        wrap_input_tensors("features", features, _SINGLE_FEATURE_KEY, allow_int_keys=True)
+        wrap_input_tensors("labels", labels, _SINGLE_LABEL_KEY, allow_int_keys=True)
+        return super().__new__(
+            cls, features=features, labels=labels,
+            receiver_tensors=wrap_input_tensors("receiver_tensors", receiver_tensors,
+                                                _SINGLE_RECEIVER_KEY))
 
-
-def _placeholder_for(tensor, default_batch_size):
-    """A placeholder of `tensor`'s dtype and shape, named after its op in a graph
-    (eager tensors have no op name: TensorFlow then picks `Placeholder_<n>`)."""
-    shape = tf.TensorShape([default_batch_size]).concatenate(tensor.shape[1:])
-    try:
-        name = tensor.op.name
-    except AttributeError:
-        name = None
-    return tf.placeholder(dtype=tensor.dtype, shape=shape, name=name)
+    @property
+    def receiver_tensors_alternatives(self):
+        """None: supervised exports have no alternative inputs."""
+        return None
 
 
 def _placeholders(value, default_batch_size, single_key):

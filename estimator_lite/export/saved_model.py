@@ -16,7 +16,12 @@ __all__ = ["build_signature_defs", "export_modes", "export_saved_model",
 
 
 def build_signature_defs(export_outputs, receiver_tensors, alternatives=None):
-    """Builds the SignatureDef map for a SavedModel.
+    """Builds the SignatureDef map for a SavedModel, as tf.estimator does.
+
+    An output that cannot be served from its inputs (a Classify or Regress
+    signature over raw tensors, or outputs that need a placeholder the inputs do
+    not feed) is left out with a log line; an export may end with no signature
+    (a warning), as tf.estimator's does.
 
     Args:
       export_outputs: dict of signature name to ExportOutput (with a default key).
@@ -27,12 +32,48 @@ def build_signature_defs(export_outputs, receiver_tensors, alternatives=None):
     Returns:
       A dict of signature name to SignatureDef.
     """
-    signatures = {name: output.as_signature_def(receiver_tensors)
-                  for name, output in export_outputs.items()}
+    candidates = [(name, output, receiver_tensors)
+                  for name, output in export_outputs.items()]
     for alt_name, alt_tensors in (alternatives or {}).items():
-        for name, output in export_outputs.items():
-            signatures[f"{alt_name}:{name}"] = output.as_signature_def(alt_tensors)
+        candidates += [(f"{alt_name}:{name}", output, alt_tensors)
+                       for name, output in export_outputs.items()]
+    signatures = {}
+    for name, output, tensors in candidates:
+        try:
+            signature = output.as_signature_def(tensors)
+            _check_servable(name, tensors, signature)
+        except ValueError as error:
+            logging.info("Signature %r is left out of the export (TF Serving could "
+                         "not serve it): %s", name, error)
+            continue
+        signatures[name] = signature
+    default_key = tf.saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY
+    if not signatures:
+        logging.warning("Export includes no signatures!")
+    elif default_key not in signatures:
+        logging.warning("Export includes no default signature!")
     return signatures
+
+
+def _check_servable(name, receiver_tensors, signature):
+    """Raises ValueError when the signature's outputs need a placeholder that is
+    not one of its inputs (a client could not feed it)."""
+    inputs = {t.name for t in tf.nest.flatten(receiver_tensors, expand_composites=True)}
+    graph = tf.get_default_graph()
+    pending = [graph.get_tensor_by_name(info.name).op
+               for info in signature.outputs.values() if info.name]
+    seen = set()
+    while pending:
+        op = pending.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if op.type in ("Placeholder", "PlaceholderV2") and not all(
+                out.name in inputs for out in op.outputs):
+            raise ValueError(f"the outputs of signature {name!r} depend on placeholder "
+                             f"{op.name!r}, which is not one of its inputs "
+                             f"{sorted(inputs)}")
+        pending.extend(t.op for t in op.inputs if t.name not in inputs)
 
 
 # The modes a SavedModel can hold, in the order their MetaGraphs are written (the
@@ -72,7 +113,7 @@ def mode_signature_defs(mode, spec, receiver):
         ServingInputReceiver; train and eval a SupervisedInputReceiver).
     """
     if mode == "infer":
-        if not isinstance(receiver, receivers.ServingInputReceiver):
+        if not isinstance(receiver, receivers.SERVING_RECEIVER_TYPES):
             raise TypeError("serving_input_receiver_fn must return a "
                             f"ServingInputReceiver, got {receiver!r}")
         return build_signature_defs(spec.export_outputs, receiver.receiver_tensors,

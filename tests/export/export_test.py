@@ -72,22 +72,31 @@ def test_classification_output_signatures(graph):
     sig = out.as_signature_def({"inputs": serialized})
     assert sig.method_name == SIG.CLASSIFY_METHOD_NAME
     assert set(sig.outputs) == {"scores", "classes"}
-    raw = out.as_signature_def({"x": tf.placeholder(tf.float32, [None, 2])})
-    assert raw.method_name == SIG.PREDICT_METHOD_NAME  # served, not dropped
-    assert set(raw.inputs) == {"x"}
+    # Classify takes serialized tf.Examples: over raw tensors it is a ValueError,
+    # and the export leaves the signature out (as tf.estimator 2.15).
+    with pytest.raises(ValueError, match="single tf.string input"):
+        out.as_signature_def({"x": tf.placeholder(tf.float32, [None, 2])})
 
 
 def test_export_output_validation(graph):
     with pytest.raises(ValueError, match="needs scores or classes"):
         export.ClassificationOutput()
-    with pytest.raises(TypeError, match="scores must be a float Tensor"):
-        export.ClassificationOutput(scores=tf.constant([1]))
-    with pytest.raises(TypeError, match="classes must be a string Tensor"):
-        export.ClassificationOutput(classes=tf.constant([1]))
-    with pytest.raises(TypeError, match="value must be a float Tensor"):
-        export.RegressionOutput(tf.constant([1]))
-    with pytest.raises(TypeError, match="outputs must be"):
-        export.PredictOutput([tf.constant(1.0)])
+    # A wrong type is a TypeError here and a ValueError on tf.estimator: both.
+    for error in (TypeError, ValueError):
+        with pytest.raises(error, match="scores must be a float Tensor"):
+            export.ClassificationOutput(scores=tf.constant([1]))
+        with pytest.raises(error, match="classes must be a string Tensor"):
+            export.ClassificationOutput(classes=tf.constant([1]))
+        with pytest.raises(error, match="value must be a float Tensor"):
+            export.RegressionOutput(tf.constant([1]))
+        with pytest.raises(error, match="output value must be a Tensor"):
+            export.PredictOutput([tf.constant(1.0)])
+        with pytest.raises(error, match="output key must be a string"):
+            export.PredictOutput({1: tf.constant(1.0)})
+        with pytest.raises(error, match="output value must be a Tensor"):
+            export.PredictOutput({"v": tf.Variable(1.0)})
+    multi_head = export.PredictOutput({("head", "probabilities"): tf.constant([1.0])})
+    assert set(multi_head.outputs) == {"head/probabilities"}
 
 
 def test_regression_and_predict_signatures(graph):
@@ -101,10 +110,13 @@ def test_regression_and_predict_signatures(graph):
 
 def test_build_signature_defs_with_alternatives(graph):
     x = tf.placeholder(tf.float32, [None, 1])
-    z = tf.placeholder(tf.float32, [None, 1])
-    out = export.PredictOutput({"y": x * 2.0})
+    z = tf.identity(x * 3.0, name="z")  # downstream of x: a client may feed it
+    unrelated = tf.placeholder(tf.float32, [None, 1])
+    out = export.PredictOutput({"y": z * 2.0})
     sigs = saved_model.build_signature_defs({"serving_default": out}, {"x": x},
-                                       {"alt": {"z": z}})
+                                            {"alt": {"z": z}, "bad": {"u": unrelated}})
+    # "bad:serving_default" needs x, which its inputs do not feed: left out, as
+    # tf.estimator leaves out a signature TF Serving could not serve.
     assert set(sigs) == {"serving_default", "alt:serving_default"}
     assert set(sigs["alt:serving_default"].inputs) == {"z"}
 

@@ -132,7 +132,7 @@ def model_fn(features, labels, mode, params):
     predictions = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
     if mode == el.ModeKeys.PREDICT:
         return el.EstimatorSpec(mode, predictions={"y": predictions}, export_outputs={
-            "serving_default": el.export.RegressionOutput(predictions)})
+            "serving_default": el.export.PredictOutput({"outputs": predictions})})
     loss = tf.compat.v1.losses.mean_squared_error(labels, predictions)
     if mode == el.ModeKeys.EVAL:
         return el.EstimatorSpec(mode, loss=loss, eval_metric_ops={

@@ -55,7 +55,7 @@ def make_model_fn(optimizer_fn=lambda: tf.train.GradientDescentOptimizer(0.5),
         if mode == el.ModeKeys.PREDICT:
             return el.EstimatorSpec(mode, predictions=predictions, export_outputs={
                 "serving_default": el.export.PredictOutput({"p": probabilities}),
-                "regress": el.export.RegressionOutput(probabilities)})
+                "regress": el.export.PredictOutput({"outputs": probabilities})})
         loss = tf.losses.sigmoid_cross_entropy(labels, logits, reduction=reduction)
         optimizer = optimizer_fn()
         if wrap:
