@@ -140,7 +140,8 @@ def _check_export_outputs(export_outputs, predictions, mode):
         if not isinstance(value, export_lib.ExportOutput):
             raise TypeError("export_outputs must map names to ExportOutput (e.g. "
                             f"PredictOutput); got entry {key!r}: {value!r}")
-    outputs = dict(export_outputs)
+    # Signature names are the keys' text, as tf.estimator writes them ('1' for 1).
+    outputs = {f"{key or 'None'}": value for key, value in export_outputs.items()}
     if default_key not in outputs:
         if len(outputs) != 1:
             raise ValueError(f"export_outputs has {len(outputs)} entries "

@@ -22,15 +22,23 @@ def metric_fetches(eval_metric_ops, loss, global_step):
 
     Args:
       eval_metric_ops: dict of metric name to (value, update_op).
-      loss: the scalar loss; its mean is the 'loss' metric unless the model_fn
-        reports one itself.
+      loss: the scalar loss; its mean is the 'loss' metric.
       global_step: the global step variable (reported as 'global_step').
 
     Returns:
       (one op running every update, dict of name to value tensor).
+
+    Raises:
+      ValueError: the model_fn's metrics use a name the Estimator reports itself
+        ('loss', 'global_step'), as tf.estimator refuses.
     """
+    for reserved in ("loss", "global_step"):
+        if reserved in eval_metric_ops:
+            raise ValueError(f"eval_metric_ops must not use the name {reserved!r}: "
+                             "the Estimator reports that metric itself; got "
+                             f"eval_metric_ops with keys {sorted(eval_metric_ops)}")
     metric_ops = dict(eval_metric_ops)
-    metric_ops.setdefault("loss", tf.metrics.mean(loss))
+    metric_ops["loss"] = tf.metrics.mean(loss)
     update_op = tf.group(*[op for _, op in metric_ops.values()])
     values = {name: value for name, (value, _) in metric_ops.items()}
     values["global_step"] = global_step

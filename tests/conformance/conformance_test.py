@@ -1,0 +1,73 @@
+"""Every conformance scenario gives tf.estimator 2.15's observation on estimator_lite.
+
+The scenarios (tests/conformance/scenarios_*.py) are small user programs; the
+oracle's observations are recorded in tests/data/conformance_oracle.json
+(regenerate: `python tests/conformance/driver.py --record`), so this test runs on
+a fresh machine without the oracle; tests/conformance/oracle_answers_test.py
+checks, where the oracle is installed (CI), that the recording is still the
+oracle's. A difference kept on purpose is listed in DELIBERATE with its reason.
+"""
+
+import json
+import os
+import sys
+
+import pytest
+
+from tests import zygote
+from tests.conformance import driver
+from tests.conformance.registry import differences
+
+# Scenario name -> why estimator_lite differs from tf.estimator 2.15 on purpose.
+DELIBERATE = {
+}
+
+_SCENARIOS = driver.load_scenarios().SCENARIOS
+
+
+def run_driver(python, flavor, patterns=()):
+    """Runs the driver in its own process; returns {name: observation}."""
+    env = dict(os.environ, PYTHONPATH=driver.ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("TF_CONFIG", None)
+    result = zygote.run([python, os.path.abspath(driver.__file__), flavor, *patterns],
+                        capture_output=True, text=True, env=env, timeout=900,
+                        check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    with open(driver.RECORDED, encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def lite_results():
+    return run_driver(sys.executable, "lite")
+
+
+def test_every_scenario_has_a_recorded_answer(recorded):
+    missing = sorted(set(_SCENARIOS) - set(recorded))
+    stale = sorted(set(recorded) - set(_SCENARIOS))
+    assert not missing and not stale, (
+        f"record the oracle's answers (python tests/conformance/driver.py --record): "
+        f"missing {missing}, no longer a scenario {stale}")
+
+
+def test_deliberate_differences_name_scenarios():
+    assert set(DELIBERATE) <= set(_SCENARIOS)
+
+
+@pytest.mark.parametrize("name", sorted(_SCENARIOS))
+def test_scenario_behaves_as_tf_estimator(name, recorded, lite_results):
+    if name not in recorded:
+        pytest.fail(f"no recorded answer for {name!r}: python tests/conformance/"
+                    "driver.py --record")
+    found = differences(recorded[name], lite_results[name])
+    if name in DELIBERATE:
+        assert found, (f"{name} is listed as a deliberate difference "
+                       f"({DELIBERATE[name]}) but now behaves as tf.estimator: "
+                       "remove it from DELIBERATE")
+        return
+    assert not found, "\n".join([f"{name} differs from tf.estimator 2.15:", *found])

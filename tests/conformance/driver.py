@@ -1,0 +1,99 @@
+"""Runs the conformance scenarios on one library and prints their observations.
+
+    python tests/conformance/driver.py lite [NAME_OR_PREFIX ...]    # estimator_lite
+    python tests/conformance/driver.py oracle [NAME_OR_PREFIX ...]  # tf.estimator 2.15
+    python tests/conformance/driver.py --record   # regenerate the oracle's answers
+
+`oracle` needs TF 2.15 + tensorflow-estimator 2.15 (ESTIMATOR_LITE_TF215_PYTHON);
+`--record` runs that interpreter and writes tests/data/conformance_oracle.json.
+The last line printed is the JSON {scenario name: observation}.
+"""
+
+import glob
+import importlib
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RECORDED = os.path.join(ROOT, "tests", "data", "conformance_oracle.json")
+
+
+def load_scenarios():
+    """Imports every tests/conformance/scenarios_*.py; returns the registry."""
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    from tests.conformance import registry  # noqa: PLC0415 - after the path is set
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in sorted(glob.glob(os.path.join(here, "scenarios_*.py"))):
+        importlib.import_module(
+            f"tests.conformance.{os.path.splitext(os.path.basename(path))[0]}")
+    return registry
+
+
+def make_env(flavor, registry):
+    """The Env of `flavor` ("oracle" or "lite")."""
+    import tensorflow as tf  # noqa: PLC0415 - only when scenarios run
+
+    if flavor == "oracle":
+        from tensorflow_estimator.python.estimator import training  # noqa: PLC0415
+        return registry.Env(flavor, tf, tf.estimator, tf.compat.v1.estimator, training)
+    import estimator_lite  # noqa: PLC0415
+    from estimator_lite import training  # noqa: PLC0415
+    from estimator_lite.compat import v1  # noqa: PLC0415
+    return registry.Env(flavor, tf, estimator_lite, v1, training)
+
+
+def selected(names, patterns):
+    """The names equal to a pattern or under it (`prefix/...`); all without any."""
+    if not patterns:
+        return list(names)
+    return [n for n in names
+            if any(n == p or n.startswith(p.rstrip("/") + "/") for p in patterns)]
+
+
+def run(flavor, patterns=()):
+    """Runs the selected scenarios; returns {name: observation}."""
+    registry = load_scenarios()
+    env = make_env(flavor, registry)
+    env.tf.compat.v1.logging.set_verbosity(env.tf.compat.v1.logging.ERROR)
+    results = {}
+    for name in selected(registry.SCENARIOS, patterns):
+        os.environ.pop("TF_CONFIG", None)
+        try:
+            results[name] = registry.to_json(registry.SCENARIOS[name](env))
+        except Exception as error:  # noqa: BLE001 - recorded, compared like any result
+            results[name] = {"scenario_error": registry.error_names(error),
+                             "message": str(error)[:300]}
+        finally:
+            env.cleanup()
+    return results
+
+
+def record():
+    """Runs every scenario on the oracle and writes RECORDED."""
+    python = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
+    if not python:
+        sys.exit("--record needs ESTIMATOR_LITE_TF215_PYTHON (see tests/oracle.py)")
+    out = subprocess.run([python, os.path.abspath(__file__), "oracle"],
+                         capture_output=True, text=True, check=True,
+                         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    answers = json.loads(out.stdout.strip().splitlines()[-1])
+    with open(RECORDED, "w", encoding="utf-8") as f:
+        json.dump(answers, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(f"wrote {len(answers)} answers to {RECORDED}")
+
+
+def main(argv):
+    if argv[:1] == ["--record"]:
+        record()
+        return
+    if not argv or argv[0] not in ("oracle", "lite"):
+        sys.exit(__doc__)
+    print(json.dumps(run(argv[0], argv[1:]), sort_keys=True))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
