@@ -147,6 +147,15 @@ class PredictOutput(ExportOutput):
         return dict(self._outputs)
 
     def as_signature_def(self, receiver_tensors):
+        """A Predict SignatureDef.
+
+        Raises:
+          ValueError: no inputs or no outputs (TF Serving cannot serve it).
+        """
+        if not receiver_tensors or not self._outputs:
+            raise ValueError("a Predict signature needs inputs and outputs; got "
+                             f"inputs {sorted(receiver_tensors or {})} and outputs "
+                             f"{sorted(self._outputs)}")
         return tf.saved_model.build_signature_def(
             _tensor_info_map(receiver_tensors), _tensor_info_map(self._outputs),
             _SIG.PREDICT_METHOD_NAME)
