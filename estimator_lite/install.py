@@ -337,37 +337,40 @@ def _tensorflow_version():
 
 
 def _major_minor(version):
+    """(major, minor) of a version string such as '2.16.0rc1', or None."""
     match = re.match(r"(\d+)\.(\d+)", version or "")
     return (int(match[1]), int(match[2])) if match else None
 
 
 class _Found(collections.namedtuple("_Found", "location description tf_version problem")):
-    """A tf.estimator other than ours: where, what (for messages), TensorFlow's
-    version, and why it cannot serve tf.estimator here (None when it can)."""
+    """A tf.estimator other than ours, and why it cannot serve here (None: it can).
+
+    Fields: location (its path), description (for messages), tf_version (of the
+    TensorFlow installed), problem.
+    """
 
 
 def _find_real_tf_estimator():
-    """The `tensorflow_estimator` (or TensorFlow's own tf.estimator) a program would
-    get, judged against the TensorFlow installed; None when there is none.
+    """The tf.estimator a program would get without us, as a _Found; None if none.
 
-    Looks before the alias finder, so estimator_lite's own aliases never count.
+    That is the `tensorflow_estimator` on the path (judged against the installed
+    TensorFlow), or TensorFlow 1's own tf.estimator. Looks before the alias finder,
+    so estimator_lite's own aliases never count.
     """
-    tf_version = _tensorflow_version()
     loaded = sys.modules.get(_ESTIMATOR_PACKAGE)
     if loaded is not None and not isinstance(loaded, _AliasModule):
         spec = getattr(loaded, "__spec__", None)
         location = _package_dir(spec) if spec else getattr(loaded, "__file__", None)
-        return _judge(location or "tensorflow_estimator (imported)", tf_version,
-                      imported=True)
+        return _judge(location or "tensorflow_estimator (imported)", imported=True)
     if loaded is None:
         spec = _find_spec_elsewhere(_ESTIMATOR_PACKAGE)
         if spec is not None:
-            return _judge(_package_dir(spec) or _ESTIMATOR_PACKAGE, tf_version,
-                          imported=False)
+            return _judge(_package_dir(spec) or _ESTIMATOR_PACKAGE, imported=False)
     # TensorFlow 2's own `tf.estimator` is a lazy import of tensorflow_estimator, so
     # without that package it is nothing; only TensorFlow 1 carried a tf.estimator.
     tensorflow = sys.modules.get("tensorflow")
     own = vars(tensorflow).get("estimator", None) if tensorflow is not None else None
+    tf_version = _tensorflow_version() if own is not None else None
     if (own is not None and not isinstance(own, _AliasModule)
             and (_major_minor(tf_version) or (2, 0)) < (2, 0)):
         location = f"TensorFlow {tf_version}'s own tf.estimator"
@@ -375,7 +378,7 @@ def _find_real_tf_estimator():
     return None
 
 
-def _judge(location, tf_version, imported):
+def _judge(location, imported):
     """A _Found for the tensorflow_estimator at `location`.
 
     It serves tf.estimator only with the TensorFlow it was built for: TensorFlow
@@ -383,6 +386,7 @@ def _judge(location, tf_version, imported):
     read metadata, so a package that cannot import is never half-imported here.
     """
     version = _installed_version(_ESTIMATOR_PACKAGE, location)
+    tf_version = _tensorflow_version()
     description = f"tensorflow-estimator {version or '(version unknown)'} at {location}"
     tf_major_minor = _major_minor(tf_version)
     problem = None
@@ -415,6 +419,7 @@ def _import_problem():
 
 
 def _import_problem_here():
+    """_import_problem by importing it in this process (TensorFlow is imported)."""
     before = set(sys.modules)
     try:
         importlib.import_module(_ESTIMATOR_PACKAGE)
@@ -427,6 +432,7 @@ def _import_problem_here():
 
 
 def _import_problem_in_child():
+    """_import_problem by importing it in a child interpreter with this sys.path."""
     if not sys.executable:
         return None  # an embedded interpreter: cannot tell, so trust it
     try:
