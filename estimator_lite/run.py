@@ -48,7 +48,7 @@ _OWN_FILES = (os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<froz
 _EXIT_USAGE = 2
 _CODE_FILENAME = "<string>"  # python's name for `-c` code in tracebacks
 _PREFIX = "estimator_lite.run: "
-# How the program is named: run(target, mode=...).
+# How the command line names the program (the mode _parse returns).
 _SCRIPT, _MODULE, _CODE = "script", "-m", "-c"
 
 

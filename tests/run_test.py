@@ -63,8 +63,8 @@ SIGTERM_HANDLED = textwrap.dedent("""\
 SLEEPING_LOOP = textwrap.dedent("""\
     import time
     def wait():
-        while True:
-            time.sleep(0.05)
+        while True:  # long sleeps: the interrupt lands in one, never between two
+            time.sleep(60)
     print("ready", flush=True)
     wait()
 """)
