@@ -108,8 +108,8 @@ def run(target, args=(), as_module=False, replace_existing=False, as_code=False)
     """
     if as_module and as_code:
         raise ValueError("run: as_module and as_code are exclusive; got both True")
-    served, notice = install._install_reporting(replace_existing, _REPLACE_FLAG)
-    del served  # either way the program runs; the notice says on which tf.estimator
+    # Either way the program runs; the notice says on which tf.estimator and why.
+    _, notice = install._install_reporting(replace_existing, _REPLACE_FLAG)
     if notice:
         sys.stderr.write(f"{_PREFIX}{notice}\n")
     if as_module:
