@@ -15,15 +15,22 @@ How, without importing TensorFlow early:
   it (a second finder wraps TensorFlow's loader and attaches once it has run).
   TensorFlow's own modules are reached through `estimator_lite._tf`.
 
-A real tf.estimator (TF <= 2.15 with tensorflow_estimator installed) is left alone
-unless `replace_existing=True`.
+A real tf.estimator (TF <= 2.15 with a tensorflow_estimator of the same major.minor
+that imports) is left alone unless `replace_existing=True`. A stale or broken one
+(the tensorflow-estimator 2.15 wheel TFX environments keep beside TF 2.16+) is not a
+real tf.estimator: estimator_lite serves, and one log line says why.
 """
 
+import collections
 import contextlib
 import importlib
 import importlib.abc
+import importlib.metadata
 import importlib.util
 import logging
+import os
+import re
+import subprocess
 import sys
 import types
 
@@ -37,6 +44,12 @@ _LOGGER = logging.getLogger("tensorflow")
 # loads a module object distinct from `tf.compat.v1`, so each gets attached.
 _WATCHED = ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2")
 _OWN_ROOTS = ("tensorflow_estimator",) + _alias_table.PRIVATE_ROOTS
+_ESTIMATOR_PACKAGE = "tensorflow_estimator"
+# TensorFlow 2.16 dropped tf.estimator: tensorflow-estimator cannot import with it.
+_TF_WITHOUT_ESTIMATOR = (2, 16)
+# Checks that a tensorflow_estimator imports, in a child with this sys.path (argv).
+_IMPORT_PROBE = "import sys; sys.path[:] = sys.argv[1:]; import tensorflow_estimator"
+_IMPORT_PROBE_TIMEOUT_SECS = 300
 
 
 class NotProvidedError(AttributeError):
@@ -279,25 +292,172 @@ def _is_own_path(name):
     return any(name == root or name.startswith(root + ".") for root in _OWN_ROOTS)
 
 
-def real_tf_estimator_location():
-    """Where a real tf.estimator comes from (a path or a description), or None.
-
-    True when `tensorflow_estimator` is importable from the Python path, or when an
-    already-imported TensorFlow carries its own `estimator` attribute (TF <= 2.15).
-    Looks before the alias finder, so estimator_lite's own aliases never count.
-    """
-    loaded = sys.modules.get("tensorflow_estimator")
-    if loaded is not None and not isinstance(loaded, _AliasModule):
-        return getattr(loaded, "__file__", None) or "tensorflow_estimator (imported)"
-    if loaded is None:
-        spec = _spec_from_other_finders(_REGISTRY, "tensorflow_estimator", None, None)
+def _find_spec_elsewhere(fullname):
+    """`fullname`'s spec from the finders other than ours (imports nothing)."""
+    ours = (_REGISTRY, *_STATE.finders)
+    for finder in sys.meta_path:
+        if any(finder is own for own in ours) or not hasattr(finder, "find_spec"):
+            continue
+        spec = finder.find_spec(fullname, None, None)
         if spec is not None:
-            return spec.origin or "tensorflow_estimator"
+            return spec
+    return None
+
+
+def _package_dir(spec):
+    """The directory of the package `spec` describes (or its file, for a module)."""
+    locations = list(spec.submodule_search_locations or ())
+    return locations[0] if locations else spec.origin
+
+
+def _installed_version(package, package_dir):
+    """The version of the distribution beside `package_dir` that ships `package`, or None.
+
+    Read from the metadata (dist-info) in the same site directory, so that with two
+    installs on the path (a `pip install --target` dir and the venv) the version is
+    the one of the copy that imports.
+    """
+    if not package_dir:
+        return None
+    for dist in importlib.metadata.distributions(path=[os.path.dirname(package_dir)]):
+        top_level = (dist.read_text("top_level.txt") or "").split()
+        if package in top_level or any(
+                str(f) == f"{package}/__init__.py" for f in dist.files or ()):
+            return dist.version
+    return None
+
+
+def _tensorflow_version():
+    """TensorFlow's version (from the imported module, else its metadata), or None."""
+    version = getattr(sys.modules.get("tensorflow"), "__version__", None)
+    if isinstance(version, str):
+        return version
+    spec = _find_spec_elsewhere("tensorflow")
+    return _installed_version("tensorflow", _package_dir(spec)) if spec else None
+
+
+def _major_minor(version):
+    """(major, minor) of a version string such as '2.16.0rc1', or None."""
+    match = re.match(r"(\d+)\.(\d+)", version or "")
+    return (int(match[1]), int(match[2])) if match else None
+
+
+class _Found(collections.namedtuple("_Found", "location description tf_version problem")):
+    """A tf.estimator other than ours, and why it cannot serve here (None: it can).
+
+    Fields: location (its path), description (for messages), tf_version (of the
+    TensorFlow installed), problem.
+    """
+
+
+def _find_real_tf_estimator():
+    """The tf.estimator a program would get without us, as a _Found; None if none.
+
+    That is the `tensorflow_estimator` on the path (judged against the installed
+    TensorFlow), or TensorFlow 1's own tf.estimator. Looks before the alias finder,
+    so estimator_lite's own aliases never count.
+    """
+    loaded = sys.modules.get(_ESTIMATOR_PACKAGE)
+    if loaded is not None and not isinstance(loaded, _AliasModule):
+        spec = getattr(loaded, "__spec__", None)
+        location = _package_dir(spec) if spec else getattr(loaded, "__file__", None)
+        return _judge(location or "tensorflow_estimator (imported)", imported=True)
+    if loaded is None:
+        spec = _find_spec_elsewhere(_ESTIMATOR_PACKAGE)
+        if spec is not None:
+            return _judge(_package_dir(spec) or _ESTIMATOR_PACKAGE, imported=False)
+    # TensorFlow 2's own `tf.estimator` is a lazy import of tensorflow_estimator, so
+    # without that package it is nothing; only TensorFlow 1 carried a tf.estimator.
     tensorflow = sys.modules.get("tensorflow")
     own = vars(tensorflow).get("estimator", None) if tensorflow is not None else None
-    if own is not None and not isinstance(own, _AliasModule):
-        return f"tensorflow {getattr(tensorflow, '__version__', '?')}'s own tf.estimator"
+    tf_version = _tensorflow_version() if own is not None else None
+    if (own is not None and not isinstance(own, _AliasModule)
+            and (_major_minor(tf_version) or (2, 0)) < (2, 0)):
+        location = f"TensorFlow {tf_version}'s own tf.estimator"
+        return _Found(location, location, tf_version, None)
     return None
+
+
+def _judge(location, imported):
+    """A _Found for the tensorflow_estimator at `location`.
+
+    It serves tf.estimator only with the TensorFlow it was built for: TensorFlow
+    <= 2.15 of the same major.minor, and only if it imports. The version checks
+    read metadata, so a package that cannot import is never half-imported here.
+    """
+    version = _installed_version(_ESTIMATOR_PACKAGE, location)
+    tf_version = _tensorflow_version()
+    description = f"tensorflow-estimator {version or '(version unknown)'} at {location}"
+    tf_major_minor = _major_minor(tf_version)
+    problem = None
+    if tf_version is None:
+        problem = "TensorFlow is not installed, so it cannot import"
+    elif tf_major_minor is not None and tf_major_minor >= _TF_WITHOUT_ESTIMATOR:
+        problem = (f"TensorFlow {tf_version} has no tf.estimator (removed in 2.16), so "
+                   "that package cannot import")
+    elif version and tf_major_minor and _major_minor(version) != tf_major_minor:
+        problem = (f"it does not match TensorFlow {tf_version} (tensorflow-estimator "
+                   "works only with TensorFlow of its own major.minor)")
+    elif not imported:
+        problem = _import_problem()
+        if problem:
+            problem = f"{problem} (TensorFlow {tf_version})"
+    return _Found(location, description, tf_version, problem)
+
+
+def _import_problem():
+    """Why `import tensorflow_estimator` fails here, or None when it imports.
+
+    In this process only when TensorFlow is already imported and nothing of ours is
+    installed: otherwise importing it would import TensorFlow before the program
+    sets its environment (CUDA_VISIBLE_DEVICES, TF_USE_LEGACY_KERAS, ...), so a
+    child interpreter with this sys.path tries instead.
+    """
+    if "tensorflow" in sys.modules and not _STATE.installed:
+        return _import_problem_here()
+    return _import_problem_in_child()
+
+
+def _import_problem_here():
+    """_import_problem by importing it in this process (TensorFlow is imported)."""
+    before = set(sys.modules)
+    try:
+        importlib.import_module(_ESTIMATOR_PACKAGE)
+    except Exception as error:  # noqa: BLE001 -- any failure means it cannot serve
+        for name in set(sys.modules) - before:
+            if name == _ESTIMATOR_PACKAGE or name.startswith(_ESTIMATOR_PACKAGE + "."):
+                del sys.modules[name]  # nothing half-imported stays behind
+        return f"importing it fails: {type(error).__name__}: {error}"
+    return None
+
+
+def _import_problem_in_child():
+    """_import_problem by importing it in a child interpreter with this sys.path."""
+    if not sys.executable:
+        return None  # an embedded interpreter: cannot tell, so trust it
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", _IMPORT_PROBE, *sys.path], capture_output=True,
+            text=True, timeout=_IMPORT_PROBE_TIMEOUT_SECS, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None  # cannot tell: trust it, as a plain `python` would
+    if child.returncode == 0:
+        return None
+    lines = [line for line in child.stderr.splitlines() if line.strip()]
+    return "importing it fails: " + (lines[-1] if lines else
+                                     f"exit status {child.returncode}")
+
+
+def real_tf_estimator_location():
+    """Where the real tf.estimator install_as_tf_estimator() leaves alone is, or None.
+
+    That is a `tensorflow_estimator` on the Python path that imports and matches
+    the installed TensorFlow (same major.minor, TF <= 2.15), or the `estimator` an
+    already-imported TensorFlow 1 carries. A stale one (e.g. tensorflow-estimator
+    2.15 beside TF 2.16+) or a broken one is not: None.
+    """
+    found = _find_real_tf_estimator()
+    return found.location if found is not None and found.problem is None else None
 
 
 def is_installed():
@@ -314,9 +474,14 @@ def install_as_tf_estimator(replace_existing=False):
     listed in `estimator_lite._alias_table` are served by estimator_lite. Works
     before or after `import tensorflow`. Calling it again does nothing.
 
+    A real tf.estimator (see `real_tf_estimator_location()`) is left alone. A
+    tensorflow-estimator that cannot serve (TensorFlow >= 2.16, another major.minor
+    than TensorFlow's, or failing to import) is replaced, and one line on the
+    `tensorflow` logger says which one and why.
+
     Args:
-      replace_existing: also replace a real tf.estimator (tensorflow_estimator
-        installed). By default that one is left alone.
+      replace_existing: also replace a real tf.estimator. By default that one is
+        left alone.
 
     Returns:
       True if estimator_lite now serves tf.estimator; False if a real one was
@@ -328,14 +493,40 @@ def install_as_tf_estimator(replace_existing=False):
     if not isinstance(replace_existing, bool):
         raise TypeError("install_as_tf_estimator: replace_existing must be a bool, "
                         f"got {type(replace_existing).__name__} {replace_existing!r}")
+    served, notice = _install_reporting(replace_existing, "replace_existing=True")
+    if notice:
+        _LOGGER.warning("estimator_lite: %s", notice)
+    return served
+
+
+def _install_reporting(replace_existing, how_to_replace):
+    """install_as_tf_estimator's work, for callers (the runner) reporting in their words.
+
+    Args:
+      replace_existing: as for install_as_tf_estimator (a bool).
+      how_to_replace: how the caller's user asks to replace a real tf.estimator
+        (the runner: its command-line flag), named in the notice.
+
+    Returns:
+      (served, notice): served as install_as_tf_estimator returns; notice is the one
+      line saying which tf.estimator was found and why it was left alone or
+      replaced, or None when there is nothing to say.
+    """
     if _STATE.installed:
-        return True
-    location = real_tf_estimator_location()
-    if location is not None and not replace_existing:
-        _LOGGER.warning("estimator_lite: a real tf.estimator is installed (%s); leaving it "
-                        "alone (pass replace_existing=True to use estimator_lite instead)",
-                        location)
-        return False
+        return True, None
+    found = None if replace_existing else _find_real_tf_estimator()
+    if found is not None and found.problem is None:
+        return False, (f"a real tf.estimator is installed ({found.description}, with "
+                       f"TensorFlow {found.tf_version}); leaving it alone (pass "
+                       f"{how_to_replace} to use estimator_lite instead)")
+    _install()
+    if found is None:
+        return True, None
+    return True, (f"serving tf.estimator from estimator_lite, not from "
+                  f"{found.description}: {found.problem}")
+
+
+def _install():
     for name in [n for n in sys.modules if _is_own_path(n)]:
         _STATE.saved_modules[name] = sys.modules.pop(name)
     watcher = _TensorFlowWatcher(_attach)
@@ -345,7 +536,6 @@ def install_as_tf_estimator(replace_existing=False):
     for name in _WATCHED:
         if name in sys.modules:
             _attach(name)
-    return True
 
 
 def _tensorflow_module(path):

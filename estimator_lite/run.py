@@ -2,20 +2,26 @@
 
     python -m estimator_lite.run [--replace-tf-estimator] SCRIPT [ARGS...]
     python -m estimator_lite.run [--replace-tf-estimator] -m MODULE [ARGS...]
+    python -m estimator_lite.run [--replace-tf-estimator] -c CODE [ARGS...]
 
 (`estimator-lite-run` is the same as a console script.) It calls
 `estimator_lite.install_as_tf_estimator()`, so that `tf.estimator`,
 `tf.compat.v1.estimator`, `tensorflow_estimator` and the private module paths
 libraries import resolve to estimator_lite, then runs the program as `python` would:
 the program is `__main__`, `sys.argv` is `[SCRIPT, ARGS...]` (the module's file for
-`-m`), `sys.path[0]` is the script's directory (the current directory for `-m`),
-`-m` runs a package's `__main__`, the exit status is the program's, an uncaught
-exception prints the program's traceback (without the runner's frames) and exits 1,
-and signals reach the program, which runs in this very process. TensorFlow is not
-imported by the runner: the aliases attach when the program imports it.
+`-m`, `'-c'` for `-c`), `sys.path[0]` is the script's directory (the current
+directory for `-m`, `''` for `-c`), `-m` runs a package's `__main__`, the exit status
+is the program's, an uncaught exception (KeyboardInterrupt too) prints the program's
+traceback without the runner's frames and exits as python would (1; by SIGINT for
+KeyboardInterrupt), and signals reach the program, which runs in this very process.
+TensorFlow is not imported by the runner: the aliases attach when the program
+imports it.
 
-With a real tf.estimator installed (TF <= 2.15 + tensorflow_estimator) the runner
-says so on stderr and runs the program on it, unless `--replace-tf-estimator`.
+With a real tf.estimator installed (TF <= 2.15 and a tensorflow_estimator of the same
+major.minor that imports) the runner says so on stderr and runs the program on it,
+unless `--replace-tf-estimator`. A stale or broken tensorflow-estimator (the 2.15
+wheel beside TF 2.16+) is not one: the program runs on estimator_lite, and one line
+on stderr names that package and says why.
 Composes with the launcher:
 `python -m estimator_lite.launch --workers 2 -- python -m estimator_lite.run train.py`.
 """
@@ -23,6 +29,7 @@ Composes with the launcher:
 import builtins
 import importlib.machinery
 import io
+import linecache
 import os
 import runpy
 import sys
@@ -34,15 +41,19 @@ from estimator_lite import install
 __all__ = ["USAGE", "main", "run"]
 
 USAGE = ("usage: python -m estimator_lite.run [--replace-tf-estimator] "
-         "(SCRIPT | -m MODULE) [ARGS...]")
+         "(SCRIPT | -m MODULE | -c CODE) [ARGS...]")
 _REPLACE_FLAG = "--replace-tf-estimator"
 # Frames of these files are the runner's, not the program's: left out of tracebacks.
 _OWN_FILES = (os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>")
 _EXIT_USAGE = 2
+_CODE_FILENAME = "<string>"  # python's name for `-c` code in tracebacks
+_PREFIX = "estimator_lite.run: "
+# How the command line names the program (the mode _parse returns).
+_SCRIPT, _MODULE, _CODE = "script", "-m", "-c"
 
 
 def _parse(argv):
-    """(replace_existing, module_name or None, target, program_args) from argv[1:]."""
+    """(replace_existing, mode, target, program_args) from argv[1:]; None for help."""
     replace_existing = False
     args = list(argv)
     while args and args[0] == _REPLACE_FLAG:
@@ -55,11 +66,15 @@ def _parse(argv):
     if args[0] == "-m":
         if len(args) < 2:
             raise ValueError("-m needs a module name")
-        return replace_existing, True, args[1], args[2:]
+        return replace_existing, _MODULE, args[1], args[2:]
+    if args[0] == "-c":
+        if len(args) < 2:
+            raise ValueError("-c needs the program's code")
+        return replace_existing, _CODE, args[1], args[2:]
     if args[0].startswith("-"):
-        raise ValueError(f"unknown option {args[0]!r}; the options are {_REPLACE_FLAG} "
-                         "and -m MODULE")
-    return replace_existing, False, args[0], args[1:]
+        raise ValueError(f"unknown option {args[0]!r}; the options are {_REPLACE_FLAG}, "
+                         "-m MODULE and -c CODE")
+    return replace_existing, _SCRIPT, args[0], args[1:]
 
 
 def _is_own(filename):
@@ -73,29 +88,38 @@ def _program_frames(tb):
     return tb
 
 
-def run(target, args=(), as_module=False, replace_existing=False):
-    """Installs the aliases, then runs `target` (a path, or a module with as_module).
+def run(target, args=(), as_module=False, replace_existing=False, as_code=False):
+    """Installs the aliases, then runs `target` (a path, a module, or code).
 
     Args:
-      target: a script path (file, directory or zip with __main__.py), or a module
-        name when `as_module`.
+      target: a script path (file, directory or zip with __main__.py); a module
+        name when `as_module`; the program's source when `as_code`.
       args: the program's arguments (sys.argv[1:]).
       as_module: run `target` as `python -m target` would.
       replace_existing: replace a real tf.estimator too.
+      as_code: run `target` as `python -c target` would.
 
     Returns:
       Whatever the program's top level leaves (None); the program's own
       `sys.exit` raises SystemExit through this call.
+
+    Raises:
+      ValueError: both `as_module` and `as_code`.
     """
-    if not install.install_as_tf_estimator(replace_existing=replace_existing):
-        sys.stderr.write(
-            f"estimator_lite.run: a real tf.estimator is installed "
-            f"({install.real_tf_estimator_location()}); running the program on it, not "
-            f"on estimator_lite (pass {_REPLACE_FLAG} to use estimator_lite)\n")
+    if as_module and as_code:
+        raise ValueError("run: as_module and as_code are exclusive; got both True")
+    # Either way the program runs; the notice says on which tf.estimator and why.
+    _, notice = install._install_reporting(replace_existing, _REPLACE_FLAG)
+    if notice:
+        sys.stderr.write(f"{_PREFIX}{notice}\n")
     if as_module:
         sys.argv = [target, *args]  # runpy sets argv[0] to the module's file
         sys.path[0] = os.getcwd()  # as `python -m` (also under the console script)
         runpy.run_module(target, run_name="__main__", alter_sys=True)
+    elif as_code:
+        sys.argv = ["-c", *args]
+        sys.path[0] = ""  # as `python -c`: the current directory, whichever it becomes
+        _run_code(target)
     else:
         sys.argv = [target, *args]
         sys.path[0] = os.path.dirname(os.path.abspath(target))
@@ -105,18 +129,65 @@ def run(target, args=(), as_module=False, replace_existing=False):
             runpy.run_path(target, run_name="__main__")
 
 
+def _fresh_main(**attributes):
+    """A new `__main__` module, made the process's for good as under `python`.
+
+    Pickling, multiprocessing and atexit handlers then find the program's own
+    `__main__`.
+    """
+    main_module = types.ModuleType("__main__")
+    main_module.__builtins__ = builtins
+    vars(main_module).update(attributes)
+    sys.modules["__main__"] = main_module
+    return main_module
+
+
+def _run_code(source):
+    """Runs `source` as `python -c source` does: `__main__` without a file."""
+    code = compile(source, _CODE_FILENAME, "exec", dont_inherit=True)
+    if sys.version_info >= (3, 13):
+        # Python 3.13's `-c` keeps the code in linecache, so its tracebacks show
+        # the lines; 3.11/3.12 show none.
+        linecache.cache[_CODE_FILENAME] = (len(source), None, [
+            line + "\n" for line in source.splitlines()], _CODE_FILENAME)
+    main_module = _fresh_main(__loader__=importlib.machinery.BuiltinImporter,
+                              __spec__=None, __package__=None)
+    exec(code, main_module.__dict__)  # noqa: S102 -- running the user's program is the job
+
+
 def _run_source_file(path):
     """Runs a script file as `python path` does: a fresh `__main__`, argv untouched."""
     with io.open_code(path) as f:
         code = compile(f.read(), path, "exec", dont_inherit=True)
-    main_module = types.ModuleType("__main__")
-    main_module.__file__ = path
-    main_module.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
-    main_module.__builtins__ = builtins
-    # Replaced for good, as under `python path`: pickling, multiprocessing and atexit
-    # handlers find the program's own __main__.
-    sys.modules["__main__"] = main_module
+    loader = importlib.machinery.SourceFileLoader("__main__", path)
+    main_module = _fresh_main(__file__=path, __loader__=loader)
     exec(code, main_module.__dict__)  # noqa: S102 -- running the user's program is the job
+
+
+def _missing_main(target):
+    """python's one line when `target` (a directory or zip) has no __main__.py, or None."""
+    if os.path.isdir(target):
+        names = os.listdir(target)
+    elif os.path.isfile(target) and zipfile.is_zipfile(target):
+        with zipfile.ZipFile(target) as archive:
+            names = [name for name in archive.namelist() if "/" not in name]
+    else:
+        return None  # a script: run as one
+    if any(name in ("__main__.py", "__main__.pyc") for name in names):
+        return None
+    return f"can't find '__main__' module in {os.path.abspath(target)!r}"
+
+
+def _excepthook_trimming(error, program_frames, hook):
+    """sys.excepthook that prints `error` with only `program_frames`, others as `hook`."""
+
+    def excepthook(exc_type, value, tb):
+        if value is error:
+            tb = program_frames
+            value = value.with_traceback(program_frames)
+        hook(exc_type, value, tb)
+
+    return excepthook
 
 
 def main(argv=None):
@@ -125,19 +196,29 @@ def main(argv=None):
     try:
         parsed = _parse(argv)
     except ValueError as error:
-        sys.stderr.write(f"estimator_lite.run: {error}\n{USAGE}\n")
+        sys.stderr.write(f"{_PREFIX}{error}\n{USAGE}\n")
         return _EXIT_USAGE
     if parsed is None:
         sys.stdout.write(USAGE + "\n\n" + __doc__)
         return 0 if argv else _EXIT_USAGE
-    replace_existing, as_module, target, args = parsed
-    if not as_module and not os.path.exists(target):
+    replace_existing, mode, target, args = parsed
+    if mode == _SCRIPT and not os.path.exists(target):
         path = os.path.abspath(target)
-        sys.stderr.write(f"estimator_lite.run: can't open file {path!r}: no such file\n")
+        sys.stderr.write(f"{_PREFIX}can't open file {path!r}: no such file\n")
         return _EXIT_USAGE
+    if mode == _SCRIPT and (missing := _missing_main(target)):
+        sys.stderr.write(f"{_PREFIX}{missing}\n")
+        return 1  # as python: a usage error would be 2, this one is 1
     try:
-        run(target, args, as_module=as_module, replace_existing=replace_existing)
-    except (SystemExit, KeyboardInterrupt):
+        run(target, args, as_module=mode == _MODULE, as_code=mode == _CODE,
+            replace_existing=replace_existing)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt as error:
+        # Raised on, so that python ends the process by SIGINT as for a plain
+        # program; its traceback is printed without the runner's frames.
+        sys.excepthook = _excepthook_trimming(
+            error, _program_frames(error.__traceback__), sys.excepthook)
         raise
     except BaseException as error:  # noqa: BLE001 -- reported exactly as python would
         trimmed = _program_frames(error.__traceback__)

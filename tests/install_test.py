@@ -8,6 +8,8 @@ for), so these tests hold whether or not those modules exist in the tree.
 """
 
 import importlib
+import json
+import logging
 import os
 import subprocess
 import sys
@@ -19,6 +21,12 @@ import tensorflow as tf  # noqa: F401 -- the module the aliases attach to
 import estimator_lite
 from estimator_lite import _alias_table, install
 from estimator_lite._tf import tensorflow_module
+from tests.oracle import TF215_PYTHON, requires_oracle
+from tests.stale_estimator import (
+    STALE_VERSION,
+    install_stale_estimator,
+    requires_tf_without_estimator,
+)
 
 NOT_PROVIDED = "estimator_lite does not provide"
 ROOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -199,21 +207,149 @@ def test_install_resolves_nothing_until_used(monkeypatch):
     assert asked == []
 
 
-def test_a_real_tensorflow_estimator_is_left_alone_unless_replaced(tmp_path, monkeypatch):
-    package = tmp_path / "tensorflow_estimator"
-    package.mkdir()
-    (package / "__init__.py").write_text("REAL = True\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    assert str(package) in install.real_tf_estimator_location()
-    assert estimator_lite.install_as_tf_estimator() is False
-    assert not install.is_installed() and not hasattr(tf, "estimator")
+@pytest.fixture(scope="module")
+def stale_site(tmp_path_factory):
+    """A directory holding the real tensorflow-estimator 2.15.0 wheel's package."""
+    return install_stale_estimator(tmp_path_factory.mktemp("stale_estimator"))
+
+
+def _notices(caplog):
+    return [r.getMessage() for r in caplog.records if "estimator_lite" in r.getMessage()]
+
+
+def _modules_from(directory):
+    return sorted(name for name, module in sys.modules.items()
+                  if str(getattr(module, "__file__", "") or "").startswith(str(directory)))
+
+
+@requires_tf_without_estimator
+def test_the_stale_wheel_beside_this_tensorflow_is_replaced_saying_why(
+        stale_site, monkeypatch, caplog):
+    monkeypatch.syspath_prepend(str(stale_site))
+    assert install.real_tf_estimator_location() is None
     try:
-        assert estimator_lite.install_as_tf_estimator(replace_existing=True) is True
-        assert not hasattr(importlib.import_module("tensorflow_estimator"), "REAL")
+        with caplog.at_level(logging.WARNING, logger="tensorflow"):
+            assert estimator_lite.install_as_tf_estimator() is True
+        assert tf.estimator.Estimator is estimator_lite.Estimator
+        assert type(importlib.import_module("tensorflow_estimator")).__name__ == (
+            "_AliasModule")
     finally:
         estimator_lite.uninstall_as_tf_estimator()
-    assert importlib.import_module("tensorflow_estimator").REAL is True
-    del sys.modules["tensorflow_estimator"]
+    assert _notices(caplog) == [
+        f"estimator_lite: serving tf.estimator from estimator_lite, not from "
+        f"tensorflow-estimator {STALE_VERSION} at {stale_site / 'tensorflow_estimator'}: "
+        f"TensorFlow {tf.__version__} has no tf.estimator (removed in 2.16), so that "
+        "package cannot import"]
+    assert _modules_from(stale_site) == []  # told from its metadata, never imported
+
+
+@requires_tf_without_estimator
+def test_replacing_the_stale_wheel_on_request_says_nothing(stale_site, monkeypatch,
+                                                          caplog):
+    monkeypatch.syspath_prepend(str(stale_site))
+    try:
+        with caplog.at_level(logging.WARNING, logger="tensorflow"):
+            assert estimator_lite.install_as_tf_estimator(replace_existing=True) is True
+        assert tf.compat.v1.estimator.RunConfig is estimator_lite.RunConfig
+    finally:
+        estimator_lite.uninstall_as_tf_estimator()
+    assert _notices(caplog) == []
+    assert _modules_from(stale_site) == []
+
+
+def test_a_tensorflow_estimator_of_another_version_is_replaced(tmp_path, monkeypatch,
+                                                               caplog):
+    package = tmp_path / "tensorflow_estimator"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise RuntimeError('never imported')\n")
+    info = tmp_path / "tensorflow_estimator-2.14.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: tensorflow-estimator\nVersion: 2.14.0\n")
+    (info / "top_level.txt").write_text("tensorflow_estimator\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(install, "_tensorflow_version", lambda: "2.15.1")
+    try:
+        with caplog.at_level(logging.WARNING, logger="tensorflow"):
+            assert estimator_lite.install_as_tf_estimator() is True
+    finally:
+        estimator_lite.uninstall_as_tf_estimator()
+    assert _notices(caplog) == [
+        f"estimator_lite: serving tf.estimator from estimator_lite, not from "
+        f"tensorflow-estimator 2.14.0 at {package}: it does not match TensorFlow 2.15.1 "
+        "(tensorflow-estimator works only with TensorFlow of its own major.minor)"]
+    assert _modules_from(tmp_path) == []
+
+
+LEFT_ALONE_ON_TF215 = """
+import json, logging, sys
+import tensorflow as tf
+import estimator_lite
+from estimator_lite import install
+messages = []
+handler = logging.Handler()
+handler.emit = lambda record: messages.append(record.getMessage())
+logging.getLogger("tensorflow").addHandler(handler)
+location = install.real_tf_estimator_location()
+served = estimator_lite.install_as_tf_estimator()
+own = type(tf.estimator).__name__
+replaced = estimator_lite.install_as_tf_estimator(replace_existing=True)
+alias = type(tf.estimator).__name__
+estimator_lite.uninstall_as_tf_estimator()  # puts back what install found imported
+print(json.dumps({"location": location, "served": served, "own": own,
+                  "replaced": replaced, "alias": alias,
+                  "messages": [m for m in messages if "estimator_lite" in m],
+                  "left": sorted(n for n in sys.modules
+                                 if n.startswith("tensorflow_estimator"))}))
+"""
+
+
+def _on_oracle(code, cwd, pythonpath):
+    ran = subprocess.run([TF215_PYTHON, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=pythonpath), cwd=cwd,
+                         timeout=300, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    return json.loads(ran.stdout.splitlines()[-1])
+
+
+@requires_oracle
+def test_a_real_tensorflow_estimator_is_left_alone_unless_replaced(tmp_path):
+    """TF 2.15 with tensorflow-estimator 2.15 (the oracle): a real tf.estimator."""
+    seen = _on_oracle(LEFT_ALONE_ON_TF215, tmp_path, ROOT_DIR)
+    assert seen["location"].endswith(os.path.join("site-packages", "tensorflow_estimator"))
+    assert (seen["served"], seen["replaced"], seen["alias"]) == (False, True,
+                                                                 "_AliasModule")
+    assert seen["own"] != "_AliasModule"
+    assert len(seen["messages"]) == 1
+    assert seen["messages"][0].startswith(
+        "estimator_lite: a real tf.estimator is installed (tensorflow-estimator 2.15.0 at ")
+    assert seen["messages"][0].endswith(
+        "with TensorFlow 2.15.1); leaving it alone (pass replace_existing=True to use "
+        "estimator_lite instead)")
+
+
+@requires_oracle
+def test_a_matching_tensorflow_estimator_failing_to_import_is_replaced(tmp_path):
+    """Imported after TensorFlow, in this process: nothing half-imported stays."""
+    broken = tmp_path / "site"
+    (broken / "tensorflow_estimator" / "python").mkdir(parents=True)
+    (broken / "tensorflow_estimator" / "__init__.py").write_text(
+        "from tensorflow_estimator import python\n"
+        "raise ImportError('broken on purpose')\n")
+    (broken / "tensorflow_estimator" / "python" / "__init__.py").write_text("")
+    info = broken / "tensorflow_estimator-2.15.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: tensorflow-estimator\nVersion: 2.15.0\n")
+    (info / "top_level.txt").write_text("tensorflow_estimator\n")
+    seen = _on_oracle(LEFT_ALONE_ON_TF215, tmp_path,
+                      os.pathsep.join([str(broken), ROOT_DIR]))
+    assert (seen["location"], seen["served"], seen["own"]) == (None, True, "_AliasModule")
+    assert seen["left"] == []  # its half-imported submodules are gone too
+    assert seen["messages"] == [
+        f"estimator_lite: serving tf.estimator from estimator_lite, not from "
+        f"tensorflow-estimator 2.15.0 at {broken / 'tensorflow_estimator'}: importing it "
+        "fails: ImportError: broken on purpose (TensorFlow 2.15.1)"]
 
 
 def test_replace_existing_must_be_a_bool():

@@ -41,6 +41,7 @@ import importlib
 import importlib.machinery
 import io
 import json
+import linecache
 import os
 import selectors
 import shutil
@@ -845,6 +846,11 @@ def _run_main(request):
     main.__builtins__ = builtins
     if mode == "-c":
         filename, source = "<string>", target
+        if sys.version_info >= (3, 13):
+            # Python 3.13's `-c` keeps the code in linecache, so its tracebacks show
+            # the lines (with carets); 3.11/3.12 show none.
+            linecache.cache[filename] = (len(source), None, [
+                line + "\n" for line in source.splitlines()], filename)
     else:
         filename = os.path.abspath(target)  # as __main__.__file__ is since 3.9
         with open(filename, "rb") as f:
