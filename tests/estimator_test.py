@@ -2,6 +2,7 @@
 
 import glob
 import os
+import types
 
 import numpy as np
 import pytest
@@ -225,6 +226,9 @@ def test_nan_loss_stops_training(tmp_path):
     est = el.Estimator(model_fn, config=el.RunConfig(model_dir=str(tmp_path)))
     with pytest.raises(el.NanLossDuringTrainingError, match="after global step 3"):
         est.train(models.input_fn(), max_steps=10)
+    # The class tf.estimator users catch (tf.compat.v1.train's) catches ours too.
+    with pytest.raises(tf2.compat.v1.train.NanLossDuringTrainingError):
+        est.train(models.input_fn(), max_steps=10)
 
 
 class _FetchingHook(tf.train.SessionRunHook):
@@ -284,8 +288,15 @@ def test_estimator_argument_errors(tmp_path):
         el.Estimator(lambda inputs, mode: None)
     with pytest.raises(ValueError, match="unknown arguments"):
         el.Estimator(lambda features, extra: None)
-    with pytest.raises(TypeError, match="params must be a dict"):
-        el.Estimator(models.linear_model_fn, params=[1])
+    # tf.estimator's rules: params may be any object (an HParams, say), but only a
+    # model_fn taking `params` may be given them; a missing model_fn is a ValueError.
+    with pytest.raises(ValueError, match="takes no params argument"):
+        el.Estimator(lambda features, labels, mode: None, params={"lr": 0.1})
+    with pytest.raises(ValueError, match="model_fn must be given"):
+        el.Estimator(None)
+    hparams = types.SimpleNamespace(learning_rate=0.1)
+    est = el.Estimator(models.linear_model_fn, params=hparams)
+    assert est.params.learning_rate == 0.1 and est.params is not hparams
     with pytest.raises(ValueError, match="differs from config.model_dir"):
         el.Estimator(models.linear_model_fn, model_dir=str(tmp_path / "a"),
                      config=el.RunConfig(model_dir=str(tmp_path / "b")))
@@ -300,14 +311,35 @@ def test_model_dir_defaults_and_config_sync(tmp_path):
     assert os.path.isdir(temp.model_dir)
 
 
-def test_model_fn_must_return_spec_for_its_mode(tmp_path):
+def test_model_fn_must_return_a_spec_of_any_mode(tmp_path):
+    # As tf.estimator: a spec built for another mode is used for what it holds
+    # (old programs hard-code mode=TRAIN), and anything but a spec is refused.
     def model_fn(features, labels, mode):
-        spec = models.linear_model_fn(features, labels, el.ModeKeys.EVAL, {})
-        return spec if mode == el.ModeKeys.TRAIN else None
+        if mode == el.ModeKeys.PREDICT:
+            return None
+        return models.linear_model_fn(features, labels, el.ModeKeys.TRAIN, {})
 
     est = el.Estimator(model_fn, model_dir=str(tmp_path))
-    with pytest.raises(ValueError, match="returned an EstimatorSpec for mode 'eval'"):
-        est.train(models.input_fn(), steps=1)
+    est.train(models.input_fn(), steps=2)
+    assert est.evaluate(models.input_fn(), steps=1)["global_step"] == 2
+    for error in (TypeError, ValueError):
+        with pytest.raises(error, match="must return an EstimatorSpec"):
+            next(est.predict(models.input_fn()))
+
+
+def test_subclasses_cannot_override_estimator_members(tmp_path):
+    class Mine(el.Estimator):
+        def predict(self, *args, **kwargs):
+            return super().predict(*args, **kwargs)
+
+    class Allowed(el.Estimator):
+        def latest_checkpoint(self):
+            return super().latest_checkpoint()
+
+    with pytest.raises(ValueError, match=r"Mine overrides \['predict'\]"):
+        Mine(models.linear_model_fn, model_dir=str(tmp_path))
+    assert Allowed(models.linear_model_fn, model_dir=str(tmp_path)).latest_checkpoint() \
+        is None
 
 
 def test_model_fn_property_is_bound_to_params_as_in_tf_estimator(tmp_path):

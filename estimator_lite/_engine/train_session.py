@@ -118,8 +118,16 @@ def step_limits(steps, max_steps):
     return stop_at, target_step
 
 
-class NanLossDuringTrainingError(RuntimeError):
-    """The training loss became NaN or infinite."""
+class NanLossDuringTrainingError(tf.train.NanLossDuringTrainingError):
+    """The training loss became NaN or infinite.
+
+    A subclass of `tf.compat.v1.train.NanLossDuringTrainingError` (what tf.estimator
+    raises and its users catch), itself a RuntimeError.
+    """
+
+    def __str__(self):
+        # TF's class prints a fixed text; ours says at which step.
+        return str(self.args[0]) if self.args else super().__str__()
 
 
 def build_step_guard(global_step, train_op, loss):
