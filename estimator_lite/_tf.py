@@ -15,6 +15,7 @@ import contextlib
 import sys
 
 import tensorflow.compat.v1 as tf
+from google.protobuf.message import DecodeError as ProtoDecodeError  # TF's protobuf
 
 logging = tf.logging
 
@@ -123,6 +124,7 @@ def tensorflow_module(path=()):
     return module
 
 
-__all__ = ["DATASET_TYPES", "TENSOR_TYPES", "VARIABLE_TYPES", "add_control_inputs",
+__all__ = ["DATASET_TYPES", "ProtoDecodeError", "TENSOR_TYPES", "VARIABLE_TYPES",
+           "add_control_inputs",
            "feature_transformation_cache", "isolated_keras_names", "logging",
            "tensorflow_module", "tf"]

@@ -420,3 +420,28 @@ def test_a_different_model_in_an_existing_model_dir_fails_before_writing(tmp_pat
     assert str(tmp_path) in message
     after = {n: os.path.getmtime(tmp_path / n) for n in os.listdir(tmp_path)}
     assert after == before  # nothing written, nothing rewritten
+
+
+def test_evaluation_writes_summary_and_tensor_metrics_to_its_events(tmp_path):
+    # As tf.estimator: a metric whose value is a serialized Summary (an image, say)
+    # is written under '<name>/<i>', an array as a tensor, numbers as scalars.
+    def model_fn(features, labels, mode):
+        spec = models.linear_model_fn(features, labels, mode, {})
+        if mode != el.ModeKeys.EVAL:
+            return spec
+        image = tf.summary.image("picture", tf.zeros([1, 2, 2, 1]))
+        metrics = dict(spec.eval_metric_ops, picture=(image, tf.no_op()),
+                       vector=(tf.constant([1.0, 2.0]), tf.no_op()))
+        return spec._replace(eval_metric_ops=metrics)
+
+    est = el.Estimator(model_fn, model_dir=str(tmp_path))
+    est.train(models.input_fn(), steps=1)
+    metrics = est.evaluate(models.input_fn(), steps=1)
+    assert isinstance(metrics["picture"], bytes)
+    values = {}
+    for path in glob.glob(str(tmp_path / "eval" / "events.out.tfevents.*")):
+        for event in tf.train.summary_iterator(path):
+            for value in event.summary.value:
+                values[value.tag] = value.WhichOneof("value")
+    assert values == {"loss": "simple_value", "mae": "simple_value",
+                      "picture/0": "image", "vector": "tensor"}

@@ -147,13 +147,14 @@ class EvalSummaries:
         self._writers = {}
 
     def write(self, eval_dir, metrics):
-        """Adds `metrics` (with 'global_step') as scalar summaries at that step."""
+        """Adds `metrics` (with 'global_step') as summaries at that step (see
+        event_files.eval_summary)."""
         scalars = {k: v for k, v in metrics.items() if k != "global_step"}
         writer = self._writers.get(eval_dir)
         if writer is None:
             writer = event_files.new_summary_writer(eval_dir)
             self._writers[eval_dir] = writer
-        writer.add_summary(event_files.scalar_summary(scalars), metrics["global_step"])
+        writer.add_summary(event_files.eval_summary(scalars), metrics["global_step"])
         writer.flush()
 
 
