@@ -30,6 +30,7 @@ from estimator_lite._engine.periodic_actions import (
     CheckpointSaver,
     add_default_saver,
 )
+from estimator_lite._engine.queue_runners import QueueRunners
 from estimator_lite._engine.shutdown import GracefulShutdown, grace_secs_from_env
 from estimator_lite._tf import logging, tf
 
@@ -217,6 +218,7 @@ class TrainSession:
         self._scaffold = scaffold
         self._graph.finalize()
         self._session = None
+        self._queue_runners = None
         self._run_step = None
         self._stop_requested = False
         self._target_step_fn = None
@@ -239,6 +241,7 @@ class TrainSession:
             if session is None:
                 session = self._restore_or_initialize(manager)
         self._session = session
+        self._queue_runners = QueueRunners(session)
         self._run_step = session.make_callable(self._guard)
         step = int(session.run(self._global_step))
         # Saved at session creation (as TF's CheckpointSaverHook does), before the
@@ -247,9 +250,8 @@ class TrainSession:
         # finds it, as on tf.estimator.
         if self._checkpoints.enabled and self._save(step):
             self._stop_requested = True
-        coordinator = tf.train.Coordinator()
         for hook in self._hooks:
-            hook.after_create_session(session, coordinator)
+            hook.after_create_session(session, self._queue_runners.coordinator)
         return step
 
     def _restore_or_initialize(self, manager):
@@ -315,6 +317,7 @@ class TrainSession:
     def _close_session(self):
         if self._session is not None:
             try:
+                self._queue_runners.stop()
                 self._session.close()
             except _RECOVERABLE_ERRORS as e:
                 logging.warning("Error while closing a broken session: %s", e)
