@@ -46,7 +46,16 @@ def metric_fetches(eval_metric_ops, loss, global_step):
 
 
 def scaffold_loading(scaffold, variable_values):
-    """A scaffold that initialises, then loads `variable_values` by variable name."""
+    """A scaffold that initialises, then loads `variable_values` by variable name.
+
+    Raises:
+      ValueError: the model_fn's scaffold has its own saver or init_fn (which
+        would decide the variables' values instead).
+    """
+    for field in ("saver", "init_fn"):
+        if getattr(scaffold, field) is not None:
+            raise ValueError(f"in-memory evaluation loads the training variables "
+                             f"itself; the model_fn's scaffold has a custom {field}")
     def load(unused_scaffold, session):
         del unused_scaffold
         for variable in tf.global_variables():
