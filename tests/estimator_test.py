@@ -99,10 +99,13 @@ def test_steps_and_max_steps_validation(tmp_path):
     est = models.make_estimator(tmp_path)
     with pytest.raises(ValueError, match=ERR_STEPS_AND_MAX):
         est.train(models.input_fn(), steps=1, max_steps=2)
-    with pytest.raises(ValueError, match="steps must be >= 1"):
+    with pytest.raises(ValueError, match="steps must be > 0"):
         est.train(models.input_fn(), steps=0)
-    with pytest.raises(TypeError, match="max_steps must be an int"):
+    with pytest.raises(TypeError, match="max_steps must be a number"):
         est.train(models.input_fn(), max_steps="10")
+    # A float count (max_steps=1e6 from a config file) is fine, as on tf.estimator.
+    est.train(models.input_fn(), max_steps=3.0)
+    assert est.get_variable_value("global_step") == 3
     with pytest.raises(TypeError, match="hooks must contain only SessionRunHook"):
         est.train(models.input_fn(), steps=1, hooks=[object()])
 

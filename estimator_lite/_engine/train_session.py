@@ -65,7 +65,7 @@ def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off)
     """Checks the arguments of a train() call.
 
     Args:
-      steps / max_steps: at most one, each None or an int >= 1.
+      steps / max_steps: at most one, each None or a number > 0.
       hooks: SessionRunHooks or None.
       saving_listeners: CheckpointSaverListeners or None.
       checkpoints_off: this task would save checkpoints but no period is set.
@@ -80,8 +80,8 @@ def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off)
     if steps is not None and max_steps is not None:
         raise ValueError(f"give steps or max_steps, not both; got steps={steps!r}, "
                          f"max_steps={max_steps!r}")
-    validation.check_int("steps", steps, 1, allow_none=True)
-    validation.check_int("max_steps", max_steps, 1, allow_none=True)
+    validation.check_step_count("steps", steps)
+    validation.check_step_count("max_steps", max_steps)
     hooks = validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
                                         "SessionRunHook")
     listeners = validation.check_instances(

@@ -25,6 +25,10 @@ _EMPTY_EVAL = (
     "or an early-stopping hook would take for the best model")
 
 DELIBERATE = {
+    "estimator/predict_args/scalar_prediction": (
+        "predict(yield_single_examples=True) with a prediction that has no batch "
+        "dimension is a ValueError naming it and suggesting yield_single_examples="
+        "False; tf.estimator crashes with an IndexError"),
     "inputs/numpy_input_fn/epochs_0": _EMPTY_EVAL,
     "inputs/numpy_input_fn/negative_epochs": _EMPTY_EVAL,
     "inputs/numpy_input_fn/batch_0": (
