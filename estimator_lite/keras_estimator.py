@@ -82,24 +82,37 @@ def _legacy_input_name(model):
     return f"{model.layers[0].name}_input" if model.layers else None
 
 
+class _MissingFeaturesError(KeyError):
+    """KeyError whose message prints as written (KeyError would quote it)."""
+
+    def __str__(self):
+        return str(self.args[0])
+
+
 def _model_inputs(features, input_names, legacy_name):
     """The model's inputs from what the input_fn / serving receiver gave.
 
+    A dict is looked up by the model's input names (extra keys are ignored); a
+    single-input Keras 3 Sequential also answers to Keras 2's name for it
+    (`legacy_name`, '<first layer>_input', which tutorials use).
+
     Raises:
-      ValueError: a dict of features misses one of the model's input names.
+      KeyError: a dict of features misses one of the model's input names (as
+        tf.estimator raises: a wrong key is an error, not silently used).
     """
     if not isinstance(features, dict):
         return features
-    if all(name in features for name in input_names):
-        values = [features[name] for name in input_names]
-        return values[0] if len(values) == 1 else values
-    if len(input_names) == 1:
-        if legacy_name in features:
-            return features[legacy_name]
-        if len(features) == 1:
-            return next(iter(features.values()))
-    raise ValueError(f"features must be keyed by the Keras model's input names "
-                     f"{input_names}, got keys {sorted(features)}")
+    if len(input_names) == 1 and input_names[0] not in features and (
+            legacy_name in features):
+        return features[legacy_name]
+    missing = [name for name in input_names if name not in features]
+    if missing:
+        raise _MissingFeaturesError(
+            f"features must hold every input of the Keras model: expected keys "
+            f"{sorted(input_names)}, got keys {sorted(features)}, missing "
+            f"{sorted(missing)}")
+    values = [features[name] for name in input_names]
+    return values[0] if len(values) == 1 else values
 
 
 def _by_output(value, output_names, what):
@@ -128,13 +141,69 @@ def _by_output(value, output_names, what):
 # Loss and metrics --------------------------------------------------------------------
 
 
+_KERAS_PACKAGES = ("keras", "tf_keras")
+
+
+def _keras_base(cls, names):
+    """The first class of cls's MRO defined by Keras and named in `names`, or None.
+
+    Decided from the Keras base classes, never from the module of the class
+    itself: a user's subclass (defined in `__main__`, say) is what its base is.
+    """
+    for base in cls.__mro__:
+        if base.__name__ in names and (
+                (base.__module__ or "").split(".")[0] in _KERAS_PACKAGES):
+            return base
+    return None
+
+
 def _keras_package(model):
     """The Keras the model was built with: `keras` (Keras 3) or `tf_keras`."""
-    return importlib.import_module(type(model).__module__.split(".")[0])
+    base = _keras_base(type(model), ("Model",))
+    if base is None:
+        raise TypeError(f"keras_model must be a Keras model (keras.Model or "
+                        f"tf_keras.Model), got {model!r}")
+    return importlib.import_module(base.__module__.split(".")[0])
+
+
+def _same_rank(labels, predictions):
+    """Labels and predictions brought to one rank, as Keras' loss wrapper does.
+
+    A rank-1 tensor beside a rank-2 one whose last dimension is 1 gets that
+    dimension added, so a per-example loss compares labels (batch,) with
+    predictions (batch, 1) element by element, not broadcast.
+    """
+    labels = tf.convert_to_tensor(labels)
+    label_rank, prediction_rank = labels.shape.ndims, predictions.shape.ndims
+    if label_rank is None or prediction_rank is None:
+        return labels, predictions
+    if prediction_rank == label_rank + 1 and predictions.shape[-1] == 1:
+        labels = tf.expand_dims(labels, -1) if label_rank == 1 else labels
+        predictions = predictions if label_rank == 1 else tf.squeeze(predictions, -1)
+    elif label_rank == prediction_rank + 1 and labels.shape[-1] == 1:
+        predictions = (tf.expand_dims(predictions, -1) if prediction_rank == 1
+                       else predictions)
+        labels = labels if prediction_rank == 1 else tf.squeeze(labels, -1)
+    return labels, predictions
+
+
+def _mean_over_batch(fn):
+    """A per-example loss function reduced as compile() reduces it.
+
+    Keras wraps a loss given by name or as a plain function so that its
+    per-example values are averaged over every element (`sum_over_batch_size`);
+    a Keras `Loss` object reduces itself.
+    """
+    def loss(labels, predictions):
+        labels, predictions = _same_rank(labels, predictions)
+        return tf.reduce_mean(fn(labels, predictions))
+    loss.fn = fn  # What _loss_kind reads (the name 'accuracy' resolves by).
+    loss.__name__ = getattr(fn, "__name__", "loss")
+    return loss
 
 
 def _losses_by_output(model, output_names):
-    """Output name -> a loss callable (y_true, y_pred), from `compile(loss=...)`."""
+    """Output name -> a scalar loss callable (y_true, y_pred), from compile(loss=...)."""
     losses_module = _keras_package(model).losses
     loss = model.loss
     if isinstance(loss, dict):
@@ -143,8 +212,13 @@ def _losses_by_output(model, output_names):
         per_output = dict(zip(output_names, loss, strict=True))
     else:
         per_output = dict.fromkeys(output_names, loss)
-    return {n: losses_module.get(value) if isinstance(value, str) else value
-            for n, value in per_output.items()}
+    result = {}
+    for name, value in per_output.items():
+        value = losses_module.get(value) if isinstance(value, str) else value
+        if _keras_base(type(value), ("Loss",)) is None:
+            value = _mean_over_batch(value)
+        result[name] = value
+    return result
 
 
 def _loss_kind(loss):
@@ -184,7 +258,44 @@ _ERROR_METRICS = {
     "mae": tf.metrics.mean_absolute_error,
     "mean_absolute_error": tf.metrics.mean_absolute_error,
 }
-SUPPORTED_METRICS = sorted(["accuracy", "acc", *_ACCURACY_KINDS, *_ERROR_METRICS])
+SUPPORTED_METRICS = sorted(["accuracy", "acc", "auc", *_ACCURACY_KINDS,
+                            *_ERROR_METRICS])
+# Keras AUC's summation methods as tf.compat.v1.metrics.auc names them: Keras'
+# 'interpolation' is the trapezoidal rule on ROC and Davis & Goadrich's
+# interpolation on PR, which is tf.compat.v1's 'careful_interpolation'.
+_AUC_SUMMATION = {"interpolation": "careful_interpolation", "minoring": "minoring",
+                  "majoring": "majoring"}
+
+
+def _auc_builder(config):
+    """builder(labels, predictions) for a Keras AUC metric with `config`.
+
+    Raises:
+      ValueError: options with no tf.compat.v1.metrics.auc equivalent
+        (multi_label, label_weights) or an unknown curve / summation method.
+    """
+    if config.get("multi_label") or config.get("label_weights") is not None:
+        raise ValueError("keras_model metric AUC: multi_label and label_weights have "
+                         "no graph-mode equivalent in model_to_estimator, got "
+                         f"multi_label={config.get('multi_label')!r}, label_weights="
+                         f"{config.get('label_weights')!r}")
+    curve = str(config.get("curve", "ROC")).upper()
+    method = str(config.get("summation_method", "interpolation")).lower()
+    if curve not in ("ROC", "PR") or method not in _AUC_SUMMATION:
+        raise ValueError(f"keras_model metric AUC: curve must be ROC or PR and "
+                         f"summation_method one of {sorted(_AUC_SUMMATION)}, got "
+                         f"curve={curve!r}, summation_method={method!r}")
+    thresholds = config.get("thresholds")
+    from_logits = bool(config.get("from_logits"))
+
+    def build(labels, predictions):
+        predictions = tf.sigmoid(predictions) if from_logits else predictions
+        return tf.metrics.auc(
+            tf.cast(labels, tf.bool), tf.cast(predictions, tf.float32),
+            num_thresholds=int(config.get("num_thresholds") or 200), curve=curve,
+            summation_method=_AUC_SUMMATION[method],
+            thresholds=list(thresholds) if thresholds is not None else None)
+    return build
 
 
 def _snake(name):
@@ -204,13 +315,16 @@ def _metric_spec(metric, loss):
             class_name, config = metric.get("class_name", ""), metric.get("config", {})
         else:
             class_name, config = type(metric).__name__, metric.get_config()
-        key = {"Accuracy": "accuracy_exact"}.get(class_name, _snake(class_name))
+        key = {"Accuracy": "accuracy_exact", "AUC": "auc"}.get(class_name,
+                                                            _snake(class_name))
         name, threshold = config.get("name", key), config.get("threshold", 0.5)
     if key in ("accuracy", "acc"):
         kind = _loss_kind(loss) or "categorical"
         return name, lambda y, p: _accuracy(kind, y, p, threshold)
     if key in _ACCURACY_KINDS:
         return name, lambda y, p: _accuracy(_ACCURACY_KINDS[key], y, p, threshold)
+    if key == "auc":
+        return name, _auc_builder(config if not isinstance(metric, str) else {})
     if key in _ERROR_METRICS:
         fn = _ERROR_METRICS[key]
         return name, lambda y, p: fn(tf.cast(y, p.dtype), p)
@@ -250,8 +364,15 @@ def _metric_builders(model, output_names, losses, metric_names_map):
 
 
 def _rebuild(model):
-    """A fresh copy of the model's structure, built in the current graph."""
-    return type(model).from_config(model.get_config())
+    """A fresh copy of the model's structure, built in the current graph.
+
+    A user's subclass of Sequential is rebuilt as a plain Sequential of its
+    layers (its own constructor may take other arguments), as tf.estimator's
+    model cloning did.
+    """
+    sequential = _keras_base(type(model), ("Sequential",))
+    cls = sequential if sequential is not None else type(model)
+    return cls.from_config(model.get_config())
 
 
 def _write_keras_checkpoint(model, path):
@@ -310,16 +431,32 @@ def _check_model(keras_model, keras_model_path, custom_objects):
                              f"{keras_model_path!r}")
         keras_model = _loading_keras().models.load_model(keras_model_path,
                                                          custom_objects=custom_objects)
+    _check_structure(keras_model)
     if getattr(keras_model, "optimizer", None) is None or keras_model.loss is None:
         raise ValueError("The given keras model has not been compiled yet: call "
                          "model.compile(optimizer, loss, metrics) before "
                          f"model_to_estimator; got {keras_model!r}")
-    try:
-        keras_model.get_config()
-    except NotImplementedError as e:
-        raise ValueError("model_to_estimator needs a Sequential or functional Keras "
-                         f"model (rebuilt from its config), got {keras_model!r}") from e
     return keras_model
+
+
+def _check_structure(keras_model):
+    """Refuses a subclassed model: only a Sequential or functional one is rebuilt.
+
+    tf.estimator refused it too (a ValueError) with the default object-based
+    checkpoints; here the model_fn rebuilds the model from its config, which a
+    subclassed model's config cannot do, whatever the checkpoint format.
+
+    Raises:
+      TypeError: not a Keras model.
+      ValueError: a subclassed keras.Model.
+    """
+    _keras_package(keras_model)
+    if _keras_base(type(keras_model), ("Sequential", "Functional")) is None:
+        raise ValueError(
+            "model_to_estimator does not support subclassed Keras models (object-"
+            "based checkpoints of them are not supported, and they cannot be rebuilt "
+            "from their config); build the model with keras.Sequential or the "
+            f"functional API, got {type(keras_model).__name__}")
 
 
 # Variable writes a layer call makes besides computing its outputs: BatchNorm moving
