@@ -4,15 +4,22 @@ tf-keras's `tf.keras.estimator.model_to_estimator` needs tensorflow_estimator; t
 one builds an estimator_lite.Estimator whose model_fn rebuilds the model from its
 config in each graph (Keras 3 layers, or tf-keras layers under TF_USE_LEGACY_KERAS=1,
 run in graph mode) and uses what `compile()` recorded:
-- loss: the compiled loss object (plus the model's regularization losses);
+- loss: the compiled loss (plus the model's regularization losses); a loss given
+  by name ('mse') or as a function is averaged over the batch, as compile() does;
 - optimizer: mapped to the graph optimizer with the same class and hyperparameters
   (estimator_lite.canned.optimizers), or a clear error for one that has none;
 - metrics: each compiled metric as a tf.compat.v1 metric with Keras' update rule
-  (accuracy family, MSE, MAE), named as Keras names them (`metric_names_map`
+  (accuracy family, MSE, MAE, AUC), named as Keras names them (`metric_names_map`
   renames), plus `loss`;
 - the model's current weights: written to `<model_dir>/keras/keras_model.ckpt` and
   warm-started from when training starts without a checkpoint, as tf.estimator did;
-- predictions and the serving signature keyed by the model's output names.
+- predictions and the serving signature keyed by the model's output names;
+  features looked up by the model's input names (a KeyError when one is
+  missing, as tf.estimator raised).
+
+A user's subclass of Sequential trains as the Sequential it is (tf.estimator
+cloned it into one); a subclassed keras.Model (structure in `call`) is refused
+with a ValueError, as tf.estimator refused it.
 
 Checkpoints are name-based (`dense/kernel`) whatever `checkpoint_format` says, so a
 model_dir written by tf.estimator's model_to_estimator (object-based names) does not
@@ -23,6 +30,7 @@ import importlib
 import os
 import re
 
+from estimator_lite import _keras
 from estimator_lite._tf import logging, tf
 from estimator_lite.canned import optimizers as optimizers_lib
 from estimator_lite.estimator import Estimator, WarmStartSettings
@@ -107,9 +115,11 @@ def _model_inputs(features, input_names, legacy_name):
         return features[legacy_name]
     missing = [name for name in input_names if name not in features]
     if missing:
+        alias = (f" (or Keras 2's name {legacy_name!r})"
+                 if len(input_names) == 1 and legacy_name not in input_names else "")
         raise _MissingFeaturesError(
             f"features must hold every input of the Keras model: expected keys "
-            f"{sorted(input_names)}, got keys {sorted(features)}, missing "
+            f"{sorted(input_names)}{alias}, got keys {sorted(features)}, missing "
             f"{sorted(missing)}")
     values = [features[name] for name in input_names]
     return values[0] if len(values) == 1 else values
@@ -141,29 +151,20 @@ def _by_output(value, output_names, what):
 # Loss and metrics --------------------------------------------------------------------
 
 
-_KERAS_PACKAGES = ("keras", "tf_keras")
-
-
-def _keras_base(cls, names):
-    """The first class of cls's MRO defined by Keras and named in `names`, or None.
-
-    Decided from the Keras base classes, never from the module of the class
-    itself: a user's subclass (defined in `__main__`, say) is what its base is.
-    """
-    for base in cls.__mro__:
-        if base.__name__ in names and (
-                (base.__module__ or "").split(".")[0] in _KERAS_PACKAGES):
-            return base
-    return None
-
-
 def _keras_package(model):
-    """The Keras the model was built with: `keras` (Keras 3) or `tf_keras`."""
-    base = _keras_base(type(model), ("Model",))
+    """The Keras the model was built with: `keras` (Keras 3) or `tf_keras`.
+
+    Decided from the model's Keras base class, never from the module of its own
+    class: a user's subclass (defined in `__main__`, say) is what its base is.
+
+    Raises:
+      TypeError: `model` is not a Keras model.
+    """
+    base = _keras.keras_base(type(model), ("Model",))
     if base is None:
         raise TypeError(f"keras_model must be a Keras model (keras.Model or "
                         f"tf_keras.Model), got {model!r}")
-    return importlib.import_module(base.__module__.split(".")[0])
+    return importlib.import_module(_keras.keras_package(base))
 
 
 def _same_rank(labels, predictions):
@@ -214,10 +215,10 @@ def _losses_by_output(model, output_names):
         per_output = dict.fromkeys(output_names, loss)
     result = {}
     for name, value in per_output.items():
-        value = losses_module.get(value) if isinstance(value, str) else value
-        if _keras_base(type(value), ("Loss",)) is None:
-            value = _mean_over_batch(value)
-        result[name] = value
+        loss_fn = losses_module.get(value) if isinstance(value, str) else value
+        if _keras.keras_base(type(loss_fn), ("Loss",)) is None:
+            loss_fn = _mean_over_batch(loss_fn)
+        result[name] = loss_fn
     return result
 
 
@@ -370,7 +371,7 @@ def _rebuild(model):
     layers (its own constructor may take other arguments), as tf.estimator's
     model cloning did.
     """
-    sequential = _keras_base(type(model), ("Sequential",))
+    sequential = _keras.keras_base(type(model), ("Sequential",))
     cls = sequential if sequential is not None else type(model)
     return cls.from_config(model.get_config())
 
@@ -451,7 +452,7 @@ def _check_structure(keras_model):
       ValueError: a subclassed keras.Model.
     """
     _keras_package(keras_model)
-    if _keras_base(type(keras_model), ("Sequential", "Functional")) is None:
+    if _keras.keras_base(type(keras_model), ("Sequential", "Functional")) is None:
         raise ValueError(
             "model_to_estimator does not support subclassed Keras models (object-"
             "based checkpoints of them are not supported, and they cannot be rebuilt "

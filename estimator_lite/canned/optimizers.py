@@ -18,11 +18,18 @@ trains in a tf.compat.v1 graph; the canned estimators (through
     ``iterations`` tied to the global step unless the user tied it;
   * a Keras 3 or tf-keras (non-legacy) optimizer becomes the `GraphOptimizer`
     with the same class name and hyperparameters;
-  * a tf.compat.v1.train.Optimizer or a GraphOptimizer is used as it is.
+  * a tf.compat.v1.train.Optimizer or a GraphOptimizer is used as it is;
+  * a user's subclass of a Keras optimizer is what its Keras base class is
+    (decided from its bases, wherever it is defined), as tf.estimator's
+    ``isinstance`` checks took it; one overriding the update rule is refused.
 Learning rates may be numbers, tensors (e.g. ``tf.compat.v1.train.exponential_decay``
 on the global step), zero-argument callables, or Keras ``LearningRateSchedule``
 objects, which are evaluated in the graph on the optimizer's iteration count
-(the global step for the estimator's main optimizer), as Keras does.
+(the global step for the estimator's main optimizer), as Keras does. Keras 3's
+constructor refuses a tensor; inside an optimizer callable given to a canned
+estimator it is made to take one (estimator_lite._keras.tensor_learning_rates),
+so tf.estimator's documented ``optimizer=lambda: Adam(learning_rate=
+exponential_decay(...))`` trains on Keras 3 too.
 """
 
 from estimator_lite import _keras
