@@ -85,9 +85,23 @@ def _output_names(model):
     return [model.layers[-1].name]  # Keras 3 Sequential: its last layer
 
 
-def _legacy_input_name(model):
-    """Keras 2's name for a Sequential input ('dense_input'), which tutorials use."""
-    return f"{model.layers[0].name}_input" if model.layers else None
+# The names Keras 3 gives an unnamed input layer: input_layer, input_layer_1, ...
+_KERAS3_INPUT_NAME = re.compile(r"input_layer(_\d+)?")
+
+
+def _legacy_input_name(model, input_names):
+    """Keras 2's name for a Keras 3 Sequential's input ('dense_input'), or None.
+
+    Keras 2 named a Sequential's input after its first layer, and tutorials key
+    their features by it; Keras 3 names it 'input_layer'. Only that case gets
+    the alias: a named input, or a tf-keras model (Keras 2's names), does not.
+    """
+    if (len(input_names) != 1 or not model.layers
+            or not _KERAS3_INPUT_NAME.fullmatch(input_names[0])
+            or _keras.keras_base(type(model), ("Sequential",)) is None
+            or _keras_package(model).__name__ != "keras"):
+        return None
+    return f"{model.layers[0].name}_input"
 
 
 class _MissingFeaturesError(KeyError):
@@ -110,13 +124,12 @@ def _model_inputs(features, input_names, legacy_name):
     """
     if not isinstance(features, dict):
         return features
-    if len(input_names) == 1 and input_names[0] not in features and (
+    if legacy_name is not None and input_names[0] not in features and (
             legacy_name in features):
         return features[legacy_name]
     missing = [name for name in input_names if name not in features]
     if missing:
-        alias = (f" (or Keras 2's name {legacy_name!r})"
-                 if len(input_names) == 1 and legacy_name not in input_names else "")
+        alias = f" (or Keras 2's name {legacy_name!r})" if legacy_name else ""
         raise _MissingFeaturesError(
             f"features must hold every input of the Keras model: expected keys "
             f"{sorted(input_names)}{alias}, got keys {sorted(features)}, missing "
@@ -484,7 +497,7 @@ def _call_with_state_updates(clone, inputs, training):
 
 def _make_model_fn(model, export_outputs, metric_names_map):
     input_names, output_names = _input_names(model), _output_names(model)
-    legacy_name = _legacy_input_name(model)
+    legacy_name = _legacy_input_name(model, input_names)
     losses = _losses_by_output(model, output_names)
     metric_builders = _metric_builders(model, output_names, losses, metric_names_map)
     new_optimizer = graph_optimizer_factory(model.optimizer)

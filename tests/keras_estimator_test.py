@@ -245,6 +245,26 @@ def test_wrong_feature_key_names_the_expected_input(tmp_path):
             ({"x": x}, np.zeros(4, np.int64))).batch(4), steps=1)
 
 
+def test_keras2_input_name_is_an_alias_only_for_an_unnamed_sequential_input(tmp_path):
+    x, y = np.zeros((4, 4), np.float32), np.zeros(4, np.int64)
+    unnamed = _model()  # Keras 3 names its input input_layer; Keras 2 dense_input.
+    named = keras.Sequential([keras.Input((4,), name="x"), keras.layers.Dense(3)])
+    named.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    for model, works in ((unnamed, True), (named, False)):
+        key = f"{model.layers[0].name}_input"
+        estimator = el.model_to_estimator(keras_model=model,
+                                          model_dir=str(tmp_path / str(works)))
+
+        def input_fn(key=key):
+            return tf.data.Dataset.from_tensor_slices(({key: x}, y)).batch(4)
+        if works:
+            estimator.train(input_fn, steps=1)
+            assert estimator.get_variable_value("global_step") == 1
+        else:
+            with pytest.raises(KeyError, match=r"expected keys \['x'\], got keys"):
+                estimator.train(input_fn, steps=1)
+
+
 @pytest.mark.parametrize("auc_kwargs", [
     {"from_logits": True},
     {"from_logits": True, "curve": "PR"},
