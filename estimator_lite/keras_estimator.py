@@ -17,15 +17,17 @@ run in graph mode) and uses what `compile()` recorded:
   features looked up by the model's input names (a KeyError when one is
   missing, as tf.estimator raised).
 
-A user's subclass of Sequential trains as the Sequential it is (tf.estimator
-cloned it into one); a subclassed keras.Model (structure in `call`) is refused
-with a ValueError, as tf.estimator refused it.
+A user's subclass of Sequential, or of a functional model, trains as the plain
+Sequential / functional model of its layers (tf.estimator cloned it into one); a
+subclassed keras.Model (structure in `call`) is refused with a ValueError, as
+tf.estimator refused it.
 
 Checkpoints are name-based (`dense/kernel`) whatever `checkpoint_format` says, so a
 model_dir written by tf.estimator's model_to_estimator (object-based names) does not
 load here: start from the Keras model's weights instead.
 """
 
+import copy
 import importlib
 import os
 import re
@@ -62,12 +64,31 @@ def graph_optimizer_factory(keras_optimizer):
 # Model structure ---------------------------------------------------------------------
 
 
-def _input_names(model):
+def _structure(model):
+    """(class, config) that rebuild the model's structure in any graph.
+
+    A user's subclass of Sequential is rebuilt as a plain Sequential of its
+    layers, and a user's subclass of a functional model (its constructor calls
+    `super().__init__(inputs, outputs)`) as a plain functional model of the same
+    layers, as tf.estimator's model cloning did: their own constructors may take
+    other arguments than the config holds.
+    """
+    sequential = _keras.keras_base(type(model), ("Sequential",))
+    if sequential is not None:
+        return sequential, model.get_config()
+    own_class = _keras.keras_package(type(model)) is None
+    if own_class and _keras.keras_base(type(model), ("Functional",)) is not None:
+        keras_model_class = _keras_package(model).Model
+        plain = keras_model_class(model.inputs, model.outputs, name=model.name)
+        return keras_model_class, plain.get_config()
+    return type(model), model.get_config()
+
+
+def _input_names(model, config):
     """Feature keys the model's inputs are looked up under."""
     names = getattr(model, "input_names", None)  # Keras 2 / tf-keras
     if names:
         return list(names)
-    config = model.get_config()
     layers = config.get("input_layers")
     if layers:  # Keras 3 functional: [name, 0, 0] or a list of those
         layers = [layers] if isinstance(layers[0], str) else layers
@@ -377,19 +398,13 @@ def _metric_builders(model, output_names, losses, metric_names_map):
 # Weights -----------------------------------------------------------------------------
 
 
-def _rebuild(model):
-    """A fresh copy of the model's structure, built in the current graph.
-
-    A user's subclass of Sequential is rebuilt as a plain Sequential of its
-    layers (its own constructor may take other arguments), as tf.estimator's
-    model cloning did.
-    """
-    sequential = _keras.keras_base(type(model), ("Sequential",))
-    cls = sequential if sequential is not None else type(model)
-    return cls.from_config(model.get_config())
+def _rebuild(structure):
+    """A fresh copy of the model's structure (see `_structure`), in the current graph."""
+    cls, config = structure
+    return cls.from_config(copy.deepcopy(config))  # from_config may change its argument
 
 
-def _write_keras_checkpoint(model, path):
+def _write_keras_checkpoint(model, structure, path):
     """Saves the model's current weights under the names the model_fn's graph uses.
 
     Returns:
@@ -397,7 +412,7 @@ def _write_keras_checkpoint(model, path):
     """
     weights = model.get_weights()
     with tf.Graph().as_default():
-        clone = _rebuild(model)
+        clone = _rebuild(structure)
         clone.build(model.input_shape)
         variables = [_tf_variable(w) for w in clone.weights]
         with tf.Session() as session:
@@ -495,15 +510,16 @@ def _call_with_state_updates(clone, inputs, training):
     return outputs, updates
 
 
-def _make_model_fn(model, export_outputs, metric_names_map):
-    input_names, output_names = _input_names(model), _output_names(model)
+def _make_model_fn(model, structure, export_outputs, metric_names_map):
+    input_names = _input_names(model, structure[1])
+    output_names = _output_names(model)
     legacy_name = _legacy_input_name(model, input_names)
     losses = _losses_by_output(model, output_names)
     metric_builders = _metric_builders(model, output_names, losses, metric_names_map)
     new_optimizer = graph_optimizer_factory(model.optimizer)
 
     def model_fn(features, labels, mode):
-        clone = _rebuild(model)
+        clone = _rebuild(structure)
         outputs, state_updates = _call_with_state_updates(
             clone, _model_inputs(features, input_names, legacy_name),
             training=mode == ModeKeys.TRAIN)
@@ -567,7 +583,8 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
         raise TypeError(f"metric_names_map must be a dict or None, got "
                         f"{metric_names_map!r}")
     model = _check_model(keras_model, keras_model_path, custom_objects)
-    model_fn = _make_model_fn(model, export_outputs, metric_names_map)
+    structure = _structure(model)
+    model_fn = _make_model_fn(model, structure, export_outputs, metric_names_map)
     estimator = Estimator(model_fn, model_dir=model_dir, config=config)
     checkpoint = os.path.join(estimator.model_dir, _KERAS_CHECKPOINT)
     if estimator.latest_checkpoint() is not None:
@@ -575,7 +592,7 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
                      "the Keras model's weights", estimator.model_dir)
         return estimator
     os.makedirs(os.path.dirname(checkpoint), exist_ok=True)
-    names = _write_keras_checkpoint(model, checkpoint)
+    names = _write_keras_checkpoint(model, structure, checkpoint)
     warm_start = WarmStartSettings(checkpoint, vars_to_warm_start=[
         re.escape(name) + ":" for name in names])
     return Estimator(model_fn, model_dir=estimator.model_dir, config=estimator.config,

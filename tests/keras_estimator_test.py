@@ -5,10 +5,10 @@ tests/compat/keras_estimator_driver.py runs three times at once: the oracle
 (TF_USE_LEGACY_KERAS=1, when installed) in subprocesses, estimator_lite with Keras 3
 in this process. The driver clears the Keras session first, so layer names (and the
 output name `dense_1`) agree. tests/compat/keras_estimator_cases_driver.py runs the
-same three ways: what users compile (string losses, AUC, their own Sequential
-class) trains to the oracle's weights and metrics, and what tf.estimator refuses
-(a subclassed model, a feature key that is not the model's input) is refused with
-the same error type.
+same three ways: what users compile (string losses, AUC, their own Sequential or
+functional classes) trains to the oracle's weights and metrics, and what
+tf.estimator refuses (a subclassed model, a feature key that is not the model's
+input) is refused with the same error type.
 """
 
 import importlib.util
@@ -177,7 +177,7 @@ cases_driver = load_driver(CASES_DRIVER, "keras_estimator_cases_driver")
 CASE_RTOL, CASE_ATOL = 1e-4, 1e-5
 TRAINED_CASES = ["binary_crossentropy_string_loss_auc", "mse_string_loss",
                  "sparse_categorical_crossentropy_string_loss_accuracy",
-                 "user_sequential_subclass"]
+                 "user_functional_subclass", "user_sequential_subclass"]
 
 
 @pytest.fixture(scope="module")

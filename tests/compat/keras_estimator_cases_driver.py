@@ -7,8 +7,8 @@ tf.estimator refuses, records the error:
   * string losses ('mse', 'binary_crossentropy', 'sparse_categorical_crossentropy'),
     which Keras reduces over the batch, with `metrics=[tf.keras.metrics.AUC()]` and
     `metrics=['accuracy']`;
-  * a `tf.keras.Sequential` subclass defined in the user's program (this module,
-    `__main__` when run as a script);
+  * a `tf.keras.Sequential` subclass and a functional `tf.keras.Model` subclass
+    defined in the user's program (this module, `__main__` when run as a script);
   * a subclassed `tf.keras.Model` (refused);
   * a feature dict whose key is not the model's input name (refused).
 
@@ -33,6 +33,14 @@ _N = 16
 
 class UserSequential(tf.keras.Sequential):
     """A user's own Sequential class (no behaviour of its own)."""
+
+
+class UserFunctional(tf.keras.Model):
+    """A user's own class of functional model: its constructor takes no config."""
+
+    def __init__(self):
+        inputs = tf.keras.Input((4,), name="x")
+        super().__init__(inputs, tf.keras.layers.Dense(1)(inputs))
 
 
 class UserModel(tf.keras.Model):
@@ -91,6 +99,12 @@ def _user_sequential():
     return model, _data()[1][:, None]
 
 
+def _user_functional():
+    model = UserFunctional()
+    model.compile(optimizer="sgd", loss="mse")
+    return model, _data()[1][:, None]
+
+
 def _subclassed():
     model = UserModel()
     model.compile(optimizer="sgd", loss="mse")
@@ -103,6 +117,7 @@ CASES = {
     "binary_crossentropy_string_loss_auc": (_binary_auc, None),
     "sparse_categorical_crossentropy_string_loss_accuracy": (_sparse_accuracy, None),
     "user_sequential_subclass": (_user_sequential, None),
+    "user_functional_subclass": (_user_functional, "x"),
     "subclassed_model": (_subclassed, None),
     "feature_key_not_the_input_name": (_mse, "features"),
 }
