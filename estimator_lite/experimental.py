@@ -1,8 +1,9 @@
 """tf.estimator.experimental's names: early stopping, two hooks, the RNN estimators,
-the supervised receiver for train/eval SavedModels."""
+LinearSDCA, the supervised receiver for train/eval SavedModels."""
 
 from estimator_lite._engine.fn_args import call_with_declared_args
 from estimator_lite._tf import tf
+from estimator_lite.canned.linear_sdca import LinearSDCA
 from estimator_lite.canned.rnn import RNNClassifier, RNNEstimator
 from estimator_lite.early_stopping import (
     make_early_stopping_hook,
@@ -14,7 +15,7 @@ from estimator_lite.early_stopping import (
 from estimator_lite.export.receivers import build_raw_supervised_input_receiver_fn
 from estimator_lite.hooks import InMemoryEvaluatorHook, make_stop_at_checkpoint_step_hook
 
-__all__ = ["InMemoryEvaluatorHook", "RNNClassifier", "RNNEstimator",
+__all__ = ["InMemoryEvaluatorHook", "LinearSDCA", "RNNClassifier", "RNNEstimator",
            "make_stop_at_checkpoint_step_hook", "call_logit_fn",
            "build_raw_supervised_input_receiver_fn",
            "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",

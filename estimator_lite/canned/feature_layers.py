@@ -13,7 +13,8 @@ import re
 
 from estimator_lite._tf import tf
 
-__all__ = ["SPARSE_COMBINERS", "check_feature_columns", "dense_input", "linear_logits"]
+__all__ = ["SPARSE_COMBINERS", "check_feature_columns", "dense_input", "is_categorical",
+           "linear_logits"]
 
 SPARSE_COMBINERS = ("mean", "sqrtn", "sum")
 _CATEGORICAL_BASES = ("CategoricalColumn", "_CategoricalColumn")
@@ -26,7 +27,7 @@ def _is_feature_column(obj):
                for cls in type(obj).__mro__)
 
 
-def _is_categorical(column):
+def is_categorical(column):
     """Whether the linear model treats `column` as sparse ids (bucketized included).
 
     Checked by class name: reading the columns' properties logs deprecations.
@@ -149,8 +150,8 @@ def linear_logits(features, feature_columns, units, sparse_combiner="sum"):
       A [batch, units] float32 Tensor.
     """
     ordered = sorted(feature_columns, key=lambda c: c.name)
-    categorical = [c for c in ordered if _is_categorical(c)]
-    dense = [c for c in ordered if not _is_categorical(c)]
+    categorical = [c for c in ordered if is_categorical(c)]
+    dense = [c for c in ordered if not is_categorical(c)]
     with tf.variable_scope("linear_model"):
         parts = []
         if dense:

@@ -2,11 +2,12 @@
 
 Variables as tf.estimator 2.15's: ``linear/linear_model/<column>/weights`` and
 ``linear/linear_model/bias_weights``; the default optimizer is Ftrl with learning
-rate 0.2.
+rate 0.2. A `linear_sdca.LinearSDCA` given as the optimizer trains the same
+model with SDCA instead (see that module).
 """
 
 from estimator_lite._tf import tf
-from estimator_lite.canned import core, feature_layers, optimizers
+from estimator_lite.canned import core, feature_layers, linear_sdca, optimizers
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 
@@ -37,7 +38,10 @@ def linear_logits(features, feature_columns, units, sparse_combiner):
 
 def linear_model_fn(features, labels, mode, head, feature_columns, optimizer_fn,
                     sparse_combiner):
-    """The model_fn of LinearClassifier / LinearRegressor."""
+    """The model_fn of LinearClassifier / LinearRegressor.
+
+    `optimizer_fn` builds the optimizer, or is the LinearSDCA that trains the model.
+    """
     logits = linear_logits(features, feature_columns, head.logits_dimension,
                            sparse_combiner)
     # tf.estimator 2.15's Keras-based linear model nests its name scopes; serving
@@ -45,6 +49,9 @@ def linear_model_fn(features, labels, mode, head, feature_columns, optimizer_fn,
     # after every variable, so the graph-seeded initial values do not move).
     with tf.name_scope("linear/linear_model/linear/linear_model/linear/linear_model/"):
         logits = tf.identity(logits, name="weighted_sum")
+    if isinstance(optimizer_fn, linear_sdca.LinearSDCA):
+        return linear_sdca.estimator_spec(optimizer_fn, features, labels, mode, head,
+                                          feature_columns, logits)
     op_fn = None
     if mode == ModeKeys.TRAIN:
         op_fn = core.train_op_fn([core.ModelPart("linear", optimizer_fn())],
@@ -59,7 +66,10 @@ class _LinearEstimator(Estimator):
     def __init__(self, head, feature_columns, model_dir, optimizer, config,
                  warm_start_from, sparse_combiner):
         columns = feature_layers.check_feature_columns(feature_columns)
-        optimizer_fn = optimizers.optimizer_factory(optimizer, LEARNING_RATE)
+        if isinstance(optimizer, linear_sdca.LinearSDCA):
+            optimizer_fn = linear_sdca.check_usable(optimizer, head, sparse_combiner)
+        else:
+            optimizer_fn = optimizers.optimizer_factory(optimizer, LEARNING_RATE)
         sparse_combiner = check_sparse_combiner(sparse_combiner)
 
         def model_fn(features, labels, mode):
