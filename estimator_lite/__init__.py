@@ -117,6 +117,9 @@ _MODULE_NAMES = {
     "estimator_lite.techniques.towers": (
         "TowerOptimizer", "replicate_model_fn",
     ),
+    "estimator_lite.tpu": (
+        "tpu",
+    ),
     "estimator_lite.training": (
         "EvalSpec", "TrainSpec", "train_and_evaluate",
     ),
@@ -216,6 +219,7 @@ __all__ = [
     "stop_if_lower_hook",
     "stop_if_no_decrease_hook",
     "stop_if_no_increase_hook",
+    "tpu",
     "train_and_evaluate",
     "__version__",
 ]

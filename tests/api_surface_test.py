@@ -1,6 +1,8 @@
 """The public surface is pinned: a name added or dropped is a deliberate change here."""
 
 import importlib
+import subprocess
+import sys
 
 import pytest
 
@@ -29,7 +31,7 @@ TOP_LEVEL = [
     "predictor", "read_eval_metrics",
     "install_as_tf_estimator", "uninstall_as_tf_estimator",
     "replicate_model_fn", "stop_if_higher_hook", "stop_if_lower_hook",
-    "stop_if_no_decrease_hook", "stop_if_no_increase_hook", "train_and_evaluate",
+    "stop_if_no_decrease_hook", "stop_if_no_increase_hook", "tpu", "train_and_evaluate",
 ]
 # Exactly tf.estimator.export's names.
 EXPORT = [
@@ -39,7 +41,7 @@ EXPORT = [
     "build_parsing_serving_input_receiver_fn", "build_raw_serving_input_receiver_fn",
 ]
 EXPERIMENTAL = [
-    "InMemoryEvaluatorHook", "RNNClassifier", "RNNEstimator",
+    "InMemoryEvaluatorHook", "LinearSDCA", "RNNClassifier", "RNNEstimator",
     "make_stop_at_checkpoint_step_hook", "call_logit_fn",
     "build_raw_supervised_input_receiver_fn", "make_early_stopping_hook",
     "stop_if_higher_hook", "stop_if_lower_hook",
@@ -112,3 +114,17 @@ def test_top_level_names_are_the_implementations():
     assert el.Estimator is importlib.import_module("estimator_lite.estimator").Estimator
     towers = importlib.import_module("estimator_lite.techniques.towers")
     assert el.replicate_model_fn is towers.replicate_model_fn
+
+
+def test_tpu_is_an_attribute_right_after_import_without_importing_tensorflow():
+    # README lists estimator_lite.tpu as public: `import estimator_lite` must give it
+    # (loaded on first use), while the import itself stays TensorFlow-free.
+    code = ("import sys\n"
+            "import estimator_lite\n"
+            "assert 'tensorflow' not in sys.modules\n"
+            "print(estimator_lite.tpu.TPUEstimator.__name__, 'tpu' in dir(estimator_lite))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["TPUEstimator", "True"]
+    assert el.tpu is importlib.import_module("estimator_lite.tpu")

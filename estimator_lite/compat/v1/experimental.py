@@ -3,6 +3,7 @@
 from estimator_lite.canned.v1 import dnn_logit_fn_builder, linear_logit_fn_builder
 from estimator_lite.experimental import (
     InMemoryEvaluatorHook,
+    LinearSDCA,
     build_raw_supervised_input_receiver_fn,
     call_logit_fn,
     make_early_stopping_hook,
@@ -14,7 +15,8 @@ from estimator_lite.experimental import (
 )
 
 __all__ = [
-    "InMemoryEvaluatorHook", "build_raw_supervised_input_receiver_fn", "call_logit_fn",
+    "InMemoryEvaluatorHook", "LinearSDCA", "build_raw_supervised_input_receiver_fn",
+    "call_logit_fn",
     "dnn_logit_fn_builder",
     "linear_logit_fn_builder", "make_early_stopping_hook",
     "make_stop_at_checkpoint_step_hook", "stop_if_higher_hook", "stop_if_lower_hook",
