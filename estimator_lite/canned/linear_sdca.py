@@ -441,17 +441,24 @@ def check_usable(optimizer, head, sparse_combiner):
 
 
 def _model_variables(scope):
-    """callable(column or None) -> the linear model's weights (or bias) variable."""
+    """callable(column or None) -> the linear model's weights (or bias) variable.
+
+    A variable of the v1 linear model is partitioned; in one part (v1's default
+    partitioner splits only inputs over 64 MB) its part_0 is the whole variable.
+    """
     by_name = {v.op.name: v for v in tf.global_variables()
                if v.op.name.startswith(scope + "/")}
 
     def variables(column):
         name = f"{scope}/bias_weights" if column is None else f"{scope}/{column.name}/weights"
-        if name not in by_name:
-            raise ValueError(f"LinearSDCA found no variable {name!r} in the linear model "
-                             f"(partitioned variables are not supported); variables: "
-                             f"{sorted(by_name)}")
-        return by_name[name]
+        if name in by_name:
+            return by_name[name]
+        if f"{name}/part_0" in by_name and f"{name}/part_1" not in by_name:
+            return by_name[f"{name}/part_0"]
+        parts = sorted(n for n in by_name if n.startswith(name + "/part_"))
+        raise ValueError(f"LinearSDCA needs the linear model's variable {name!r} in one "
+                         f"piece, found {parts or 'no such variable'} (variables split "
+                         "over several parameter servers are not supported)")
     return variables
 
 

@@ -32,6 +32,7 @@ from estimator_lite.canned import (
     dnn,
     feature_layers,
     linear,
+    linear_sdca,
     v1_optimizers,
 )
 from estimator_lite.estimator import Estimator
@@ -248,7 +249,11 @@ class _LinearEstimator(Estimator):
     def __init__(self, head, feature_columns, model_dir, optimizer, config, partitioner,
                  warm_start_from, sparse_combiner):
         columns = feature_layers.check_feature_columns(feature_columns)
-        optimizer_fn = v1_optimizers.optimizer_factory(optimizer, LINEAR_LEARNING_RATE)
+        if isinstance(optimizer, linear_sdca.LinearSDCA):
+            optimizer_fn = linear_sdca.check_usable(optimizer, head, sparse_combiner)
+        else:
+            optimizer_fn = v1_optimizers.optimizer_factory(optimizer,
+                                                           LINEAR_LEARNING_RATE)
         sparse_combiner = linear.check_sparse_combiner(sparse_combiner)
         _check_partitioner(partitioner, "partitioner")
 
@@ -257,6 +262,9 @@ class _LinearEstimator(Estimator):
                                    partitioner=_input_partitioner(partitioner, config)):
                 logits = _v1_linear_logits(features, columns, head.logits_dimension,
                                            sparse_combiner)
+                if isinstance(optimizer_fn, linear_sdca.LinearSDCA):
+                    return linear_sdca.estimator_spec(optimizer_fn, features, labels,
+                                                      mode, head, columns, logits)
                 optimizer = optimizer_fn() if mode == ModeKeys.TRAIN else None
                 return head.create_estimator_spec(
                     features=features, mode=mode, logits=logits, labels=labels,
