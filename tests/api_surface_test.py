@@ -122,7 +122,8 @@ def test_tpu_is_an_attribute_right_after_import_without_importing_tensorflow():
     code = ("import sys\n"
             "import estimator_lite\n"
             "assert 'tensorflow' not in sys.modules\n"
-            "print(estimator_lite.tpu.TPUEstimator.__name__, 'tpu' in dir(estimator_lite))\n")
+            "print(estimator_lite.tpu.TPUEstimator.__name__,\n"
+            "      'tpu' in dir(estimator_lite))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=300, check=False)
     assert result.returncode == 0, result.stderr[-2000:]

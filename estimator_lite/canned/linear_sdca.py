@@ -450,7 +450,8 @@ def _model_variables(scope):
                if v.op.name.startswith(scope + "/")}
 
     def variables(column):
-        name = f"{scope}/bias_weights" if column is None else f"{scope}/{column.name}/weights"
+        name = (f"{scope}/bias_weights" if column is None
+                else f"{scope}/{column.name}/weights")
         if name in by_name:
             return by_name[name]
         if f"{name}/part_0" in by_name and f"{name}/part_1" not in by_name:
