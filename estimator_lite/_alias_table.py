@@ -111,7 +111,7 @@ _PRIVATE = {
     "canned": ("estimator_lite.canned",),
     "canned.baseline": ("estimator_lite.canned.baseline",),
     "canned.dnn": ("estimator_lite.canned.dnn",),
-    "canned.linear": ("estimator_lite.canned.linear",),
+    "canned.linear": ("estimator_lite.canned.linear", "estimator_lite.canned.linear_sdca"),
     "canned.dnn_linear_combined": ("estimator_lite.canned.dnn_linear_combined",),
     # canned/head.py is tf.estimator's v1 head module (`_Head`, `_regression_head`).
     "canned.head": (V1_API,),
@@ -120,7 +120,7 @@ _PRIVATE = {
     "canned.prediction_keys": ("estimator_lite.head.keys",),
     "canned.parsing_utils": ("estimator_lite.parsing_utils",),
     "canned.v1": (V1_API,),
-    "canned.kmeans": (),
+    "canned.kmeans": ("estimator_lite.canned.kmeans",),
     "canned.rnn": (),
     "canned.saved_model_estimator": (),
     "canned.timeseries": (),

@@ -71,7 +71,7 @@ COMPAT_V1 = sorted(set(TOP_LEVEL) & {
     "regressor_parse_example_spec", "train_and_evaluate"}) + ["tpu"]
 # v1's experimental has no RNN estimators (they came with TF 2's canned API).
 COMPAT_V1_EXPERIMENTAL = [n for n in EXPERIMENTAL if not n.startswith("RNN")] + [
-    "dnn_logit_fn_builder", "linear_logit_fn_builder"]
+    "KMeans", "dnn_logit_fn_builder", "linear_logit_fn_builder"]
 # Module paths users import (tf.estimator's own module names).
 PUBLIC_MODULES = [
     "estimator_lite.estimator", "estimator_lite.model_fn", "estimator_lite.run_config",

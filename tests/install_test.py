@@ -59,6 +59,8 @@ PRIVATE_CONCEPTS = [
     ("canned.prediction_keys", "PredictionKeys", "estimator_lite.head.keys:PredictionKeys"),
     ("canned.dnn", "DNNClassifier", "estimator_lite.compat.v1:DNNClassifier"),
     ("canned.dnn", "DNNClassifierV2", "estimator_lite.canned.dnn:DNNClassifier"),
+    ("canned.linear", "LinearSDCA", "estimator_lite.experimental:LinearSDCA"),
+    ("canned.kmeans", "KMeansClustering", "estimator_lite.canned.kmeans:KMeansClustering"),
     ("canned.parsing_utils", "classifier_parse_example_spec",
      "estimator_lite:classifier_parse_example_spec"),
     ("head.binary_class_head", "BinaryClassHead", "estimator_lite:BinaryClassHead"),
@@ -142,21 +144,24 @@ def test_from_imports_of_private_paths(installed):
 
 
 def test_a_private_name_without_equivalent_fails_at_use_naming_it(installed):
-    from tensorflow.python.estimator.canned.kmeans import KMeansClustering  # noqa: PLC0415
+    from tensorflow.python.estimator.canned.saved_model_estimator import (  # noqa: PLC0415
+        SavedModelEstimator,
+    )
     from tensorflow_estimator.python.estimator.gc import _get_paths  # noqa: PLC0415
-    for call in (lambda: KMeansClustering(3), lambda: _get_paths("/tmp", None)):
+    for call in (lambda: SavedModelEstimator("/tmp"), lambda: _get_paths("/tmp", None)):
         with pytest.raises(install.NotProvidedError, match=NOT_PROVIDED):
             call()
     with pytest.raises(install.NotProvidedError) as raised:
-        KMeansClustering.some_method  # noqa: B018 -- reading it is the use
-    assert "KMeansClustering (from module tensorflow.python.estimator.canned.kmeans)" in (
+        SavedModelEstimator.some_method  # noqa: B018 -- reading it is the use
+    assert ("SavedModelEstimator (from module "
+            "tensorflow.python.estimator.canned.saved_model_estimator)") in (
         str(raised.value))
 
-    class Derived(KMeansClustering):  # a library subclassing it at import still imports
+    class Derived(SavedModelEstimator):  # a library subclassing it at import still imports
         def __init__(self):
             pass
 
-    with pytest.raises(install.NotProvidedError, match="KMeansClustering"):
+    with pytest.raises(install.NotProvidedError, match="SavedModelEstimator"):
         Derived()
 
 
