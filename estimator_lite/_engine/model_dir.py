@@ -180,11 +180,25 @@ _MISSING_SHOWN = 5
 
 
 def _checkpoint_name_and_shape(variable):
-    """The name and full shape a variable is saved under (a partition: its whole)."""
+    """The name and full shape a variable is saved under (a partition: its whole).
+
+    The shape is None for a variable created without a fixed shape
+    (``validate_shape=False``, e.g. KMeans' centers), and may hold None dimensions.
+    """
     info = getattr(variable, "_save_slice_info", None)
     if info is not None:
         return info.full_name, list(info.full_shape)
-    return variable.op.name, variable.shape.as_list()
+    shape = variable.shape
+    return variable.op.name, (shape.as_list() if shape.ndims is not None else None)
+
+
+def _shapes_differ(saved, graph_shape):
+    """Whether a saved shape contradicts the graph's (unknown dimensions match any)."""
+    if graph_shape is None:
+        return False
+    return len(saved) != len(graph_shape) or any(
+        dim is not None and dim != saved_dim
+        for saved_dim, dim in zip(saved, graph_shape, strict=True))
 
 
 def _flavor_hint(missing, saved, estimator_name):
@@ -246,7 +260,7 @@ def check_checkpoint_matches(checkpoint_path, variables, model_dir, require_all=
             if name not in missing:
                 missing.append(name)
             continue
-        if list(shapes[name]) != graph_shape:
+        if _shapes_differ(list(shapes[name]), graph_shape):
             raise ValueError(
                 f"variable {name!r} has shape {graph_shape} in the model but "
                 f"{list(shapes[name])} in checkpoint {checkpoint_path!r}: model_dir "

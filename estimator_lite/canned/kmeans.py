@@ -141,10 +141,10 @@ class _Graph:
     def _choose(self, remaining):
         initial = self.params.initial_clusters
         available = tf.shape(self.points)[0]
-        if initial == RANDOM_INIT:
+        if isinstance(initial, str) and initial == RANDOM_INIT:
             return tf.cond(available <= remaining, lambda: self.points,
                            lambda: self._random_points(remaining, available))
-        if initial == KMEANS_PLUS_PLUS_INIT:
+        if isinstance(initial, str):  # KMEANS_PLUS_PLUS_INIT
             with tf.control_dependencies([tf.assert_greater_equal(available, remaining)]):
                 return self._kmeans_plus_plus(remaining)
         if callable(initial):
