@@ -112,7 +112,25 @@ def feature_transformation_cache(features):
     return cache_class(features)
 
 
+def raw_op(name, needed_by):
+    """TensorFlow's kernel `name` from ``tf.raw_ops``, or a clear error.
+
+    For kernels TF 1.15's tf.compat.v1.raw_ops lacks (TF 1.x had them in
+    tf.contrib): the k-means kernels ``KmeansPlusPlusInitialization`` and
+    ``NearestNeighbors``, there since TF 2.0.
+
+    Raises:
+      RuntimeError: this TensorFlow has no such kernel; names `needed_by`.
+    """
+    op = getattr(tf.raw_ops, name, None)
+    if op is None:
+        raise RuntimeError(f"{needed_by} needs TensorFlow's {name} kernel, which this "
+                           f"TensorFlow ({tf.VERSION}) lacks in tf.raw_ops; use "
+                           "TensorFlow 2")
+    return op
+
+
 __all__ = ["DATASET_TYPES", "ProtoDecodeError", "TENSOR_TYPES", "VARIABLE_TYPES",
            "add_control_inputs",
            "feature_transformation_cache", "isolated_keras_names", "logging",
-           "tf"]
+           "raw_op", "tf"]

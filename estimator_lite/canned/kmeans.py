@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from estimator_lite._tf import tf
+from estimator_lite._tf import raw_op, tf
 from estimator_lite.canned import feature_layers
 from estimator_lite.estimator import Estimator
 from estimator_lite.export.outputs import PredictOutput
@@ -162,7 +162,7 @@ class _Graph:
         seed = self.seed
         if seed is None:  # no seed anywhere: a fresh draw, as for the random init
             seed = secrets.randbelow(2**31 - 1)
-        return tf.raw_ops.KmeansPlusPlusInitialization(
+        return raw_op("KmeansPlusPlusInitialization", "KMeans' k-means++ init")(
             points=self.inputs, num_to_sample=tf.cast(remaining, tf.int64),
             seed=tf.constant(seed, tf.int64),
             num_retries_per_sample=tf.constant(
@@ -189,7 +189,7 @@ class _Graph:
                 - 2 * tf.matmul(points, centers, transpose_b=True)
                 + tf.transpose(tf.reduce_sum(tf.square(centers), 1, keepdims=True)))
             nearest_to = centers
-        indices, distances = tf.raw_ops.NearestNeighbors(
+        indices, distances = raw_op("NearestNeighbors", "KMeans")(
             points=points, centers=nearest_to, k=tf.constant(1, tf.int64))
         if self._cosine:  # squared distance of unit vectors = 2 * cosine distance
             distances *= 0.5
