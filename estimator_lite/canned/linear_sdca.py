@@ -18,6 +18,10 @@ Variable and table names, shapes, update order and the hook are tf.estimator
 supports it: a binary BinaryClassHead (logistic loss) or a one-dimensional
 RegressionHead (squared loss), numeric (rank-1) and categorical feature columns,
 ``sparse_combiner='sum'``.
+
+As in tf.estimator, a step is bit-reproducible only for one-example batches: the
+kernel visits a batch's examples in an order drawn from ``std::random_device`` and
+updates the weights from several threads.
 """
 
 import numbers
