@@ -487,9 +487,11 @@ def estimator_spec(optimizer, features, labels, mode, head, feature_columns, log
         return head.create_estimator_spec(features=features, mode=mode, labels=labels,
                                           logits=logits)
     weights = head_inputs.weights_from_features(features, head.weight_column, logits)
+    # The head's own label handling (label_vocabulary strings to 0/1, range checks):
+    # tf.estimator fed the raw labels to the kernel, so vocabularies failed there.
     train_op, update_weights = optimizer.train_step(
-        features, labels, feature_columns, _model_variables(scope), _loss_type(head),
-        example_weights=weights)
+        features, head._processed_labels(labels), feature_columns,
+        _model_variables(scope), _loss_type(head), example_weights=weights)
     spec = head.create_estimator_spec(features=features, mode=mode, labels=labels,
                                       logits=logits, train_op_fn=lambda _: train_op)
     return spec._replace(training_chief_hooks=(

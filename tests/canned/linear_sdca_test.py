@@ -64,9 +64,10 @@ def _assert_same_state(actual, expected):
         if len(entry) > 2:
             np.testing.assert_allclose(actual["variables"][name][2], entry[2],
                                        rtol=TOLERANCE, atol=TOLERANCE, err_msg=name)
-    assert [key for key, _ in actual["table"]] == [key for key, _ in expected["table"]]
-    np.testing.assert_allclose([s for _, s in actual["table"]],
-                               [s for _, s in expected["table"]], rtol=TOLERANCE,
+    # Same examples in the same shards, same states.
+    assert [row[:2] for row in actual["table"]] == [row[:2] for row in expected["table"]]
+    np.testing.assert_allclose([row[2] for row in actual["table"]],
+                               [row[2] for row in expected["table"]], rtol=TOLERANCE,
                                atol=TOLERANCE)
 
 
@@ -79,6 +80,8 @@ def test_trains_as_tf_estimator(kind, oracle, tmp_path):
     estimator.train(driver.input_fn(kind), max_steps=FIRST_STEPS)
     state = driver.checkpoint_state(str(tmp_path))
     assert len(state["table"]) == 10  # one state per example seen
+    if kind == "classifier":  # num_table_shards=3: the examples spread over 3 tables
+        assert len({row[0] for row in state["table"]}) == 3
     _assert_same_state(state, expected["state"])
     metrics = estimator.evaluate(driver.input_fn(kind, 1, 5))
     assert sorted(metrics) == sorted(expected["metrics"])
@@ -121,7 +124,24 @@ def test_larger_batches_fit_the_regression(tmp_path):
         before = loss if before is None else before
     assert loss < before / 2
     table = driver.checkpoint_state(str(tmp_path))["table"]
-    assert len(table) == 10 and all(state[3] == 1.0 for _, state in table)  # weights
+    assert len(table) == 10 and all(state[3] == 1.0 for _, _, state in table)  # weights
+
+
+def test_label_vocabulary_trains_as_0_1_labels(tmp_path):
+    features, labels = driver.data()
+    names = np.array(["no", "yes"])[labels["class"]]
+    weights = []
+    for name, label_vocabulary, y in (("ids", None, labels["class"]),
+                                      ("names", ["no", "yes"], names)):
+        estimator = el.LinearClassifier(
+            [tf.feature_column.numeric_column("x", shape=(2,))],
+            model_dir=str(tmp_path / name), label_vocabulary=label_vocabulary,
+            optimizer=el.experimental.LinearSDCA("id"))
+        estimator.train(lambda y=y: tf.data.Dataset.from_tensor_slices(
+            ({"x": features["x"], "id": features["id"]}, y)).repeat().batch(1), steps=15)
+        weights.append(estimator.get_variable_value("linear/linear_model/x/weights"))
+    np.testing.assert_array_equal(weights[0], weights[1])
+    assert np.abs(weights[0]).sum() > 0.1
 
 
 def test_hinge_loss_separates_the_classes():

@@ -112,7 +112,7 @@ def checkpoint_state(model_dir):
     """The latest checkpoint's contents as JSON-able data.
 
     Returns {"variables": {name: [shape, dtype, values]}, "table": sorted
-    [key pair, state] of the occupied buckets of every table shard}; the raw
+    [shard name, key pair, state] of the occupied buckets of every shard}; the raw
     table tensors (131072 buckets) are listed in variables without values.
     """
     reader = tf.train.load_checkpoint(model_dir)
@@ -125,7 +125,8 @@ def checkpoint_state(model_dir):
             states = reader.get_tensor(name[:-len("-keys")] + "-values")
             occupied = [i for i, key in enumerate(values.tolist())
                         if tuple(key) not in _EMPTY_KEYS]
-            rows += [[values[i].tolist(), states[i].tolist()] for i in occupied]
+            table = name[:-len("-keys")]
+            rows += [[table, values[i].tolist(), states[i].tolist()] for i in occupied]
         elif not name.endswith("-values"):
             entry.append(np.asarray(values).tolist())
         variables[name] = entry
