@@ -91,8 +91,8 @@ class _Graph:
         else:
             self.working = self.clusters
             self.steps_to_sync = None
-            # One point per center already counted: the first update moves a
-            # center half-way to its batch mean, as in tf.estimator.
+            # Counts start at one per center, as in tf.estimator (see
+            # _mini_batch_step for how they set the rate).
             self.counts = (tf.Variable(tf.ones([num_clusters], tf.int64),
                                        use_resource=True)
                            if params.use_mini_batch else None)
