@@ -43,8 +43,12 @@ setup(
         # the Kubernetes manifest test parses YAML; pytest-xdist: the suite runs in
         # three workers (pytest.ini), so the real-process scenarios' waits overlap
         # the CPU-bound tests (the suite fits 10 minutes on 2 cores).
+        # mkdocs + mkdocstrings build the documentation site (docs/, mkdocs.yml);
+        # tests/docs_test.py builds it with --strict, so the test extra has them too.
+        "docs": ["mkdocs>=1.5", "mkdocstrings[python]>=0.24"],
         "test": ["pytest>=7", "pytest-timeout>=2.1", "pytest-xdist>=3.0", "ruff>=0.4",
-                 "pandas>=1.5", "tensorboard>=2.12", "pyyaml>=6"],
+                 "pandas>=1.5", "tensorboard>=2.12", "pyyaml>=6",
+                 "mkdocs>=1.5", "mkdocstrings[python]>=0.24"],
     },
     entry_points={"console_scripts": [
         "estimator-lite-launch = estimator_lite.launch:run",

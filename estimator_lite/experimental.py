@@ -27,7 +27,10 @@ def call_logit_fn(logit_fn, features, mode, params, config):
 
     Args:
       logit_fn: takes any of `features`, `mode`, `params`, `config`.
-      features, mode, params, config: what the model_fn received.
+      features: what the model_fn received.
+      mode: what the model_fn received.
+      params: what the model_fn received.
+      config: what the model_fn received.
 
     Returns:
       The logits: a Tensor, or a dict of str to Tensor (one per head).

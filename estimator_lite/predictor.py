@@ -261,8 +261,9 @@ def from_saved_model(export_dir, signature_def_key=None, signature_def=None,
       signature_def_key: the signature to serve; default 'serving_default', or
         the only signature.
       signature_def: a SignatureDef proto to serve instead of a named one.
-      input_names, output_names: dicts of key to tensor name ('x:0') to serve
-        instead of a signature; both or neither.
+      input_names: a dict of key to tensor name ('x:0') to serve instead of a
+        signature; with `output_names` or not at all.
+      output_names: the same for the outputs; with `input_names` or not at all.
       tags: the MetaGraph's tags: a list of str, or a comma-separated str;
         default 'serve'.
       graph: the tf.Graph to load into (default: a new one, finalized once

@@ -52,8 +52,8 @@ CANNED_OPTIMIZERS = [
     "Adagrad", "Adam", "Ftrl", "GraphOptimizer", "OPTIMIZER_NAMES", "RMSprop", "SGD",
     "graph_optimizer", "optimizer_factory",
 ]
-# Exactly tf.compat.v1.estimator's names, less README's "Deliberately absent from
-# compat.v1" table.
+# Exactly tf.compat.v1.estimator's names, less docs/differences.md's "Deliberately
+# absent from compat.v1" table.
 COMPAT_V1 = sorted(set(TOP_LEVEL) & {
     "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "BestExporter",
     "BinaryClassHead", "CheckpointSaverHook", "CheckpointSaverListener", "DNNClassifier",

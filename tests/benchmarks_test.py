@@ -1,8 +1,8 @@
 """Every benchmark runs in its --quick form and prints its JSON result line.
 
 Nothing here is timed: a quick run measures nothing. It proves that the benchmarks
-README quotes still run (benchmarks/towers.py once crashed on a RunConfig change
-that no test ran). They run on estimator_lite only (ESTIMATOR_LITE_TF215_PYTHON is
+docs/performance.md quotes still run (benchmarks/towers.py once crashed on a RunConfig
+change that no test ran). They run on estimator_lite only (ESTIMATOR_LITE_TF215_PYTHON is
 removed): the tf.estimator side doubles their time in the suite and measures
 nothing here either.
 """

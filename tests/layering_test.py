@@ -1,5 +1,5 @@
 """The package's layers import only downwards (see estimator_lite/__init__.py and
-README's Architecture)."""
+docs/architecture.md)."""
 
 import ast
 import os

@@ -1,4 +1,6 @@
-"""Reading a dumped list of tf.estimator names and README's "Deliberately absent" tables.
+"""Reading a dumped list of tf.estimator names and the "Deliberately absent" tables.
+
+The tables are in docs/differences.md.
 
 Shared by tests/public_names_test.py (tf.estimator) and tests/compat/v1_test.py
 (tf.compat.v1.estimator). Not a test file.
@@ -27,9 +29,10 @@ def resolves(module, dotted):
     return True
 
 
-def readme_absent_names(heading, prefix):
-    """Names (without `prefix`) in the first column of README's table under `heading`."""
-    with open(os.path.join(ROOT, "README.md")) as f:
+def documented_absent_names(heading, prefix):
+    """Names (without `prefix`) in the first column of docs/differences.md's table under
+    `heading`."""
+    with open(os.path.join(ROOT, "docs", "differences.md")) as f:
         text = f.read()
     section = text.split(heading, 1)[1].split("\n#", 1)[0]
     return {m.group(1) for m in re.finditer(rf"^\| `{re.escape(prefix)}([\w.]+)`",

@@ -2,11 +2,11 @@
 
 tests/data/tf_estimator_2_15_public_names.txt was dumped from the real tf.estimator
 (tests/compat/dump_public_names.py). A name missing here must be listed, with its
-reason, in README's "Deliberately absent" table.
+reason, in docs/differences.md's "Deliberately absent" table.
 """
 
 import estimator_lite as el
-from tests.public_names import dumped_names, readme_absent_names, resolves
+from tests.public_names import documented_absent_names, dumped_names, resolves
 
 PREFIX = "tf.estimator."
 
@@ -20,7 +20,7 @@ def _resolves(dotted):
 
 
 def _readme_absent_names():
-    return readme_absent_names("### Deliberately absent", PREFIX)
+    return documented_absent_names("## Deliberately absent\n", PREFIX)
 
 
 def test_the_list_is_the_real_one():

@@ -385,8 +385,10 @@ class RNNEstimator(Estimator):
           cell_type: 'simple_rnn' (default for a list), 'lstm' or 'gru'.
           rnn_cell_fn: not supported (Keras cells); must be None.
           return_sequences: logits for every step instead of the last one.
-          model_dir, optimizer, config: as the other canned estimators; an
-            optimizer given by name uses learning rate 0.05 and clipnorm 5.
+          model_dir: as the other canned estimators.
+          optimizer: as the other canned estimators; an optimizer given by
+            name uses learning rate 0.05 and clipnorm 5.
+          config: as the other canned estimators.
 
         Raises:
           TypeError / ValueError: an argument has a wrong type or value.

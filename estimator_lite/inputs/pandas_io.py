@@ -22,8 +22,11 @@ def pandas_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None,
       x: a pandas DataFrame: one feature per column, named by the column.
       y: None, a Series (the label tensor) or a DataFrame (a dict of label
         tensors by column); its index must equal `x`'s.
-      batch_size, num_epochs, shuffle, queue_capacity, num_threads: as in
-        `numpy_input_fn` (`shuffle` is required).
+      batch_size: as in `numpy_input_fn`.
+      num_epochs: as in `numpy_input_fn`.
+      shuffle: as in `numpy_input_fn` (required).
+      queue_capacity: as in `numpy_input_fn`.
+      num_threads: as in `numpy_input_fn`.
       target_column: the label's name beside the features; must not be a column
         of `x` when `y` is a Series.
 

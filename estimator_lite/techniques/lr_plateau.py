@@ -57,8 +57,9 @@ class ReduceLearningRateOnPlateau:
           restore_best: after a cut, restore the model variables of the best
             evaluated checkpoint (not the global step), if it still exists.
           eval_name: the EvalSpec name (eval dir `eval_<name>`), None for `eval`.
-          run_every_secs / run_every_steps: how often the chief reads the evals
-            (exactly one).
+          run_every_secs: how often the chief reads the evals, in seconds
+            (exactly one of the two).
+          run_every_steps: the same in steps.
 
         Raises:
           ValueError / TypeError: a bad argument, named in the message.

@@ -2,14 +2,14 @@
 
 tests/data/tf_compat_v1_estimator_2_15_public_names.txt was dumped from the real
 tf.compat.v1.estimator (`tests/compat/dump_public_names.py compat.v1`). A name missing
-here must be listed, with its reason, in README's "Deliberately absent from
-compat.v1" table.
+here must be listed, with its reason, in docs/differences.md's "Deliberately absent
+from compat.v1" table.
 """
 
 import estimator_lite as el
 from estimator_lite.canned import v1 as canned_v1
 from estimator_lite.compat import v1
-from tests.public_names import dumped_names, readme_absent_names, resolves
+from tests.public_names import documented_absent_names, dumped_names, resolves
 
 PREFIX = "tf.compat.v1.estimator."
 V1_ONLY_CANNED = ("DNNClassifier", "DNNRegressor", "DNNEstimator", "LinearClassifier",
@@ -27,7 +27,7 @@ def _resolves(dotted):
 
 
 def _readme_absent_names():
-    return readme_absent_names("### Deliberately absent from compat.v1", PREFIX)
+    return documented_absent_names("## Deliberately absent from compat.v1", PREFIX)
 
 
 def test_the_list_is_the_real_one():

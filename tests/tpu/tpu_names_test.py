@@ -6,8 +6,8 @@ from estimator_lite import tpu
 
 NAMES_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
                           "tf_estimator_tpu_2_15_public_names.txt")
-# Left out on purpose (README, "TPUEstimator code on CPU/GPU"): TPU embedding tables
-# have no CPU/GPU meaning.
+# Left out on purpose (docs/scaling.md, "TPUEstimator code on CPU/GPU"): TPU embedding
+# tables have no CPU/GPU meaning.
 LEFT_OUT = {"experimental", "experimental.EmbeddingConfigSpec"}
 
 
