@@ -28,7 +28,7 @@ from tests.stale_estimator import (
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNNER = [sys.executable, "-m", "estimator_lite.run"]
-TIMEOUT_SECS = 60
+TIMEOUT_SECS = 300  # a TF import or two; generous for a loaded machine
 LEFT_ALONE = "a real tf.estimator is installed"
 SERVED = "serving tf.estimator from estimator_lite, not from"
 
