@@ -17,6 +17,8 @@ REQUIRE_ALL_TESTS_ENV = "ESTIMATOR_LITE_REQUIRE_ALL_TESTS"
 # file started last would run alone at the end while the other workers idle.
 LONGEST_FILES_FIRST = (
     "tests/strategy_test.py",  # ~160 s: two strategy drivers in turn
+    "tests/conformance/conformance_test.py",  # every scenario on estimator_lite
+    "tests/conformance/oracle_answers_test.py",  # every scenario on the oracle
     "tests/migration/migration_test.py",  # ~140 s
     "tests/faults/faults_late_test.py",  # ~110 s
     "tests/canned/rnn_test.py",
