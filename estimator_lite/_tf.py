@@ -67,6 +67,26 @@ def isolated_keras_names():
                 saved if saved is not None else collections.defaultdict(int))
 
 
+TENSORBOARD_HINT = (
+    "pip install tensorboard: TF2's tf.summary.* (in a model_fn or a TPU host_call) "
+    "needs it, and TensorFlow >= 2.21 no longer installs it")
+
+
+@contextlib.contextmanager
+def tensorboard_hint():
+    """Turns TensorFlow's "TensorBoard is not installed" into an ImportError that
+    says what to install (TF 2.21 raises a bare TBNotInstalledError, later
+    releases an ImportError)."""
+    try:
+        yield
+    except Exception as error:
+        missing = type(error).__name__ == "TBNotInstalledError" or (
+            isinstance(error, ImportError) and "tensorboard" in str(error).lower())
+        if not missing or TENSORBOARD_HINT in str(error):
+            raise
+        raise ImportError(f"{error}. {TENSORBOARD_HINT}") from error
+
+
 def add_control_inputs(op, control_ops):
     """Makes the existing `op` wait for `control_ops` (before any session runs it).
 
@@ -131,6 +151,6 @@ def raw_op(name, needed_by):
 
 
 __all__ = ["DATASET_TYPES", "ProtoDecodeError", "TENSOR_TYPES", "VARIABLE_TYPES",
-           "add_control_inputs",
+           "TENSORBOARD_HINT", "add_control_inputs", "tensorboard_hint",
            "feature_transformation_cache", "isolated_keras_names", "logging",
            "raw_op", "tf"]

@@ -2,6 +2,7 @@
 
 import glob
 import os
+import sys
 import types
 
 import numpy as np
@@ -448,3 +449,20 @@ def test_evaluation_writes_summary_and_tensor_metrics_to_its_events(tmp_path):
                 values[value.tag] = value.WhichOneof("value")
     assert values == {"loss": "simple_value", "mae": "simple_value",
                       "picture/0": "image", "vector": "tensor"}
+
+
+def test_tf2_summaries_without_tensorboard_say_what_to_install(tmp_path, monkeypatch):
+    # TensorFlow >= 2.21 does not install TensorBoard, which TF2's tf.summary.*
+    # needs: a model_fn using it gets an ImportError naming the package.
+    monkeypatch.setitem(sys.modules, "tensorboard.summary.v2", None)
+
+    def model_fn(features, labels, mode):
+        spec = models.linear_model_fn(features, labels, mode, {})
+        writer = tf2.summary.create_file_writer(str(tmp_path / "tb"))
+        with writer.as_default():
+            tf2.summary.scalar("loss", spec.loss, step=tf.train.get_global_step())
+        return spec
+
+    est = el.Estimator(model_fn, model_dir=str(tmp_path / "m"))
+    with pytest.raises(ImportError, match="pip install tensorboard"):
+        est.train(models.input_fn(), steps=1)

@@ -9,11 +9,16 @@ every evaluated step.
 
 import pytest
 import tensorflow as tf
-from tensorboard.backend.event_processing import event_accumulator
 
 import estimator_lite as el
 from estimator_lite._engine import model_dir as names
 from tests import models
+
+# TensorFlow >= 2.21 no longer installs TensorBoard; the `test` extra does.
+event_accumulator = pytest.importorskip(
+    "tensorboard.backend.event_processing.event_accumulator",
+    reason="needs TensorBoard's event reader: pip install tensorboard (the `test` "
+           "extra installs it)")
 
 MAX_STEPS = 30
 EVAL_NAME = "holdout"

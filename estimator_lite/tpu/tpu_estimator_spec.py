@@ -14,7 +14,7 @@ running it; `as_estimator_spec()` does the same here:
 import collections
 import inspect
 
-from estimator_lite._tf import tf
+from estimator_lite._tf import tensorboard_hint, tf
 from estimator_lite.model_fn import EstimatorSpec
 
 __all__ = ["TPUEstimatorSpec"]
@@ -57,9 +57,10 @@ def _check_host_call(name, host_call):
 
 def _call_host_fn(host_call):
     fn, tensors = host_call
-    if isinstance(tensors, dict):
-        return fn(**tensors)
-    return fn(*tensors)
+    with tensorboard_hint():  # host_calls write TF2 summaries
+        if isinstance(tensors, dict):
+            return fn(**tensors)
+        return fn(*tensors)
 
 
 def _hooks(name, hooks):
