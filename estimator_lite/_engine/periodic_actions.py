@@ -17,6 +17,7 @@ fast path.
 """
 
 import datetime
+import os
 import time
 
 from estimator_lite._engine import model_dir
@@ -25,7 +26,7 @@ from estimator_lite._engine.timer import Timer
 from estimator_lite._tf import logging, tf
 
 __all__ = ["NOT_CHECKPOINTED", "CheckpointPolicy", "CheckpointSaver", "TrainSummaries",
-           "ReportProgress", "add_default_saver"]
+           "ReportProgress", "add_default_saver", "remove_checkpoint_temps"]
 
 # Graph collection of global variables that checkpoints must leave out (e.g. the
 # early-stopping flag: restored as True it would stop a resumed run at once).
@@ -47,6 +48,33 @@ def add_default_saver(scaffold, max_to_keep, keep_checkpoint_every_n_hours):
         var_list=var_list, sharded=True, max_to_keep=max_to_keep,
         keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours,
         save_relative_paths=True))
+
+
+def remove_checkpoint_temps(checkpoint_dir):
+    """Removes the temp dirs of sharded saves that did not finish (killed, or a
+    full disk).
+
+    Only the chief saves into checkpoint_dir; it calls this before it saves and
+    after a save failed.
+    """
+    if not tf.io.gfile.isdir(checkpoint_dir):
+        return
+    for name in tf.io.gfile.listdir(checkpoint_dir):
+        path = os.path.join(checkpoint_dir, name.rstrip("/"))
+        if model_dir.is_checkpoint_temp(name) and tf.io.gfile.isdir(path):
+            logging.warning("Removing %s, left by a checkpoint save that did not "
+                            "finish.", path)
+            tf.io.gfile.rmtree(path)
+
+
+def _root_cause(error):
+    """The first line of the innermost TensorFlow error message in `error`'s chain
+    (the Saver re-raises a bare "No space left on device" after an op trace)."""
+    cause = error
+    while isinstance(cause.__context__, tf.errors.OpError):
+        cause = cause.__context__
+    lines = [line.strip() for line in str(cause.message).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
 
 
 class CheckpointPolicy:
@@ -122,8 +150,21 @@ class CheckpointSaver:
         policy = self._policy
         for listener in policy.listeners:
             listener.before_save(session, step)
-        path = saver.save(session, model_dir.checkpoint_prefix(policy.checkpoint_dir),
-                          global_step=step, write_meta_graph=policy.save_graph_def)
+        prefix = model_dir.checkpoint_prefix(policy.checkpoint_dir)
+        try:
+            path = saver.save(session, prefix, global_step=step,
+                              write_meta_graph=policy.save_graph_def)
+        except (tf.errors.ResourceExhaustedError, tf.errors.InternalError,
+                tf.errors.PermissionDeniedError, tf.errors.DataLossError) as error:
+            # A full disk (or a read-only one): say where first, clean up the
+            # half-written shards, keep TensorFlow's class for `except` clauses.
+            # TensorFlow's own report is an op-creation trace with the path at
+            # its end; its one meaningful line is kept in the message.
+            remove_checkpoint_temps(policy.checkpoint_dir)
+            raise type(error)(
+                error.node_def, None,
+                f"could not save checkpoint {prefix}-{step} in model_dir "
+                f"{policy.checkpoint_dir}: {_root_cause(error)}") from None
         logging.info("Saved checkpoint for step %d: %s", step, path)
         self._timer.mark(step)
         stop = False

@@ -19,7 +19,6 @@ Who owns what:
 The Estimator builds the graph and the periodic actions, then hands them here.
 """
 
-import os
 import time
 
 from estimator_lite._engine import model_dir, validation
@@ -29,6 +28,7 @@ from estimator_lite._engine.periodic_actions import (
     CheckpointPolicy,
     CheckpointSaver,
     add_default_saver,
+    remove_checkpoint_temps,
 )
 from estimator_lite._engine.queue_runners import QueueRunners
 from estimator_lite._engine.shutdown import GracefulShutdown, grace_secs_from_env
@@ -44,21 +44,6 @@ _NAN_STEP = -1
 # How often a non-chief checks whether the chief has initialised the model
 # (SessionManager's default of 30 s delays every worker start by up to that much).
 _READY_POLL_SECS = 1
-
-
-def _remove_checkpoint_temps(checkpoint_dir):
-    """Removes the temp dirs of sharded saves that were killed mid-write.
-
-    Only the chief saves into checkpoint_dir, and it calls this before it saves.
-    """
-    if not tf.io.gfile.isdir(checkpoint_dir):
-        return
-    for name in tf.io.gfile.listdir(checkpoint_dir):
-        path = os.path.join(checkpoint_dir, name.rstrip("/"))
-        if model_dir.is_checkpoint_temp(name) and tf.io.gfile.isdir(path):
-            logging.warning("Removing %s, left by a checkpoint save that did not "
-                            "finish.", path)
-            tf.io.gfile.rmtree(path)
 
 
 def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off):
@@ -270,7 +255,7 @@ class TrainSession:
                 estimator_name=self._checkpoints.estimator_name)
         if self._checkpoints.checkpoint_dir:
             tf.io.gfile.makedirs(ckpt_dir)  # the Saver does not create it
-            _remove_checkpoint_temps(ckpt_dir)
+            remove_checkpoint_temps(ckpt_dir)
         return manager.prepare_session(
             self._master, init_op=self._scaffold.init_op, saver=self._scaffold.saver,
             checkpoint_dir=ckpt_dir, config=self._session_config,
