@@ -270,10 +270,12 @@ class Estimator:
         if self._warm_start is not None and config.is_chief:
             warm_start.apply(self._warm_start, self.latest_checkpoint())
         scaffold = input_fn_lib.scaffold_with_input(spec.scaffold, inputs.initializer)
-        all_hooks = list(hooks) + list(spec.training_hooks)
+        # tf.estimator's order: (the checkpoint saver,) the model_fn's chief-only
+        # hooks, the caller's hooks, then the model_fn's training hooks.
+        chief_hooks = list(spec.training_chief_hooks) if config.is_chief else []
+        all_hooks = chief_hooks + list(hooks) + list(spec.training_hooks)
         checkpoints = summaries = None
         if config.is_chief:
-            all_hooks += list(spec.training_chief_hooks)
             checkpoints = periodic.CheckpointSaver(periodic.CheckpointPolicy(
                 self._model_dir, config.save_checkpoints_steps,
                 config.save_checkpoints_secs, listeners, config.checkpoint_save_graph_def,

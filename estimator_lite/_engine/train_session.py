@@ -194,9 +194,11 @@ class TrainSession:
         self._creation_timeout_secs = session_creation_timeout_secs
         self._clock = clock
         self._guard = build_step_guard(global_step, train_op, loss)
+        # The listeners first: tf.estimator's CheckpointSaverHook (which calls
+        # their begin()) is the first of its hooks.
+        self._checkpoints.begin()
         for hook in self._hooks:
             hook.begin()
-        self._checkpoints.begin()
         if before_finalize_fn is not None:
             before_finalize_fn()
         scaffold.finalize()
@@ -232,9 +234,10 @@ class TrainSession:
         # Saved at session creation (as TF's CheckpointSaverHook does), before the
         # user's hooks see the session: listeners rely on that first call (the
         # evaluation listener skips it), and a hook reading latest_checkpoint()
-        # finds it, as on tf.estimator.
-        if self._checkpoints.enabled and self._save(step):
-            self._stop_requested = True
+        # finds it, as on tf.estimator. A listener's stop request here is
+        # ignored there too: training stops at the next save's request.
+        if self._checkpoints.enabled:
+            self._save(step)
         for hook in self._hooks:
             hook.after_create_session(session, self._queue_runners.coordinator)
         return step
