@@ -100,14 +100,23 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60,
       A SessionRunHook to pass to `train` or `TrainSpec(hooks=...)`.
 
     Raises:
-      TypeError: should_stop_fn is not callable.
+      TypeError: estimator is not an Estimator, or should_stop_fn is not callable.
       ValueError: both or neither of run_every_secs / run_every_steps.
     """
+    _check_estimator(estimator)
     validation.check_callable("should_stop_fn", should_stop_fn)
     if estimator.config.is_chief:
         return _StopOnPredicateHook(should_stop_fn, run_every_secs, run_every_steps,
                                     clock)
     return _CheckForStoppingHook(run_every_secs, run_every_steps, clock)
+
+
+def _check_estimator(estimator):
+    """Raises TypeError unless `estimator` is Estimator-like (a config and an eval
+    dir; tf.estimator's own Estimator qualifies too)."""
+    if not (hasattr(estimator, "config") and callable(getattr(estimator, "eval_dir", None))):
+        raise TypeError(f"estimator must be an Estimator (with config and eval_dir()), "
+                        f"got {type(estimator).__name__}")
 
 
 def _metric_history(estimator, eval_dir, metric_name, min_steps):
@@ -118,8 +127,9 @@ def _metric_history(estimator, eval_dir, metric_name, min_steps):
         if step < min_steps:
             continue
         if metric_name not in metrics:
-            raise ValueError(f"metric {metric_name!r} is not in the evaluation at step "
-                             f"{step}; it has {sorted(metrics)}")
+            # KeyError, as tf.estimator's rules raise for a metric not evaluated.
+            raise KeyError(f"metric {metric_name!r} is not in the evaluation at step "
+                           f"{step}; it has {sorted(metrics)}")
         values.append((step, metrics[metric_name]))
     return values
 

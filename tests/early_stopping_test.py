@@ -87,7 +87,8 @@ def test_stop_if_no_increase(estimator, max_steps, expected):
 
 def test_rule_errors(estimator):
     hook = el.stop_if_higher_hook(estimator, "auc", 0.5)
-    with pytest.raises(ValueError, match="metric 'auc' is not in the evaluation"):
+    # KeyError, as tf.estimator raises for a metric the evaluations lack.
+    with pytest.raises(KeyError, match="metric 'auc' is not in the evaluation"):
         _should_stop(hook)
     with pytest.raises(ValueError, match=ERR_ONE_SCHEDULE):
         el.stop_if_higher_hook(estimator, "acc", 0.5, run_every_secs=10,
@@ -98,6 +99,9 @@ def test_rule_errors(estimator):
         el.stop_if_no_decrease_hook(estimator, "loss", 0)
     with pytest.raises(TypeError, match="should_stop_fn must be callable"):
         el.make_early_stopping_hook(estimator, None)
+    with pytest.raises(TypeError, match="estimator must be an Estimator"):
+        el.make_early_stopping_hook(object(), lambda: True, run_every_secs=None,
+                                    run_every_steps=1)
 
 
 def test_non_chief_gets_the_flag_reader(tmp_path):
