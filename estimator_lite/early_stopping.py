@@ -114,7 +114,8 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60,
 def _check_estimator(estimator):
     """Raises TypeError unless `estimator` is Estimator-like (a config and an eval
     dir; tf.estimator's own Estimator qualifies too)."""
-    if not (hasattr(estimator, "config") and callable(getattr(estimator, "eval_dir", None))):
+    eval_dir = getattr(estimator, "eval_dir", None)
+    if not (hasattr(estimator, "config") and callable(eval_dir)):
         raise TypeError(f"estimator must be an Estimator (with config and eval_dir()), "
                         f"got {type(estimator).__name__}")
 
@@ -149,7 +150,8 @@ def _threshold_hook(estimator, metric_name, threshold, eval_dir, min_steps,
 
 def _stall_hook(estimator, metric_name, max_steps_without_change, eval_dir, min_steps,
                 run_every_secs, run_every_steps, better, arg_name):
-    validation.check_int(arg_name, max_steps_without_change, 1)
+    # 0 is allowed, as in tf.estimator: stop at the first check after any evaluation.
+    validation.check_int(arg_name, max_steps_without_change, 0)
 
     def should_stop():
         best_step = best_value = None

@@ -19,7 +19,27 @@ from tests.conformance import driver
 from tests.conformance.registry import differences
 
 # Scenario name -> why estimator_lite differs from tf.estimator 2.15 on purpose.
+_EXPORTER_CHECKED = "exporters check their arguments when built"
 DELIBERATE = {
+    # Exporters check their arguments when built; tf.estimator fails later (at
+    # EvalSpec, or at the first export, after training).
+    "training/exporter_args/latest/name_none": _EXPORTER_CHECKED,
+    "training/exporter_args/latest/name_empty": _EXPORTER_CHECKED,
+    "training/exporter_args/latest/name_int": _EXPORTER_CHECKED,
+    "training/exporter_args/latest/receiver_none": _EXPORTER_CHECKED,
+    "training/exporter_args/latest/receiver_not_callable": _EXPORTER_CHECKED,
+    "training/exporter_args/latest/assets_extra_list": _EXPORTER_CHECKED,
+    "training/exporter_args/latest/exports_to_keep_float": _EXPORTER_CHECKED,
+    "training/exporter_args/best/name_none": _EXPORTER_CHECKED,
+    "training/exporter_args/best/receiver_none": _EXPORTER_CHECKED,
+    "training/exporter_args/final/name_none": _EXPORTER_CHECKED,
+    "training/exporter_args/final/receiver_none": _EXPORTER_CHECKED,
+    "training/exporter_args/abstract_base": "Exporter is an abc: a subclass without "
+    "export() fails when built, not when first used",
+    "training/exporters/best": "BestExporter keeps best_eval_result.json beside its "
+    "exports, so a restarted job never exports a worse model (tensorflow#47396)",
+    "training/exporters/raising_receiver": "a failed export leaves no temp dir "
+    "(exports are written atomically)",
 }
 
 _SCENARIOS = driver.load_scenarios().SCENARIOS

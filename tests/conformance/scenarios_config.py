@@ -94,7 +94,8 @@ _ARGUMENTS = {
     "save_checkpoints_secs/60": {"save_checkpoints_secs": 60},
     "save_checkpoints_secs/float": {"save_checkpoints_secs": 0.5},
     "save_checkpoints_secs/negative": {"save_checkpoints_secs": -5},
-    "save_checkpoints/both_set": {"save_checkpoints_steps": 10, "save_checkpoints_secs": 10},
+    "save_checkpoints/both_set": {"save_checkpoints_steps": 10,
+                                  "save_checkpoints_secs": 10},
     "save_checkpoints/both_none": {"save_checkpoints_steps": None,
                                    "save_checkpoints_secs": None},
     "save_checkpoints/steps_and_secs_none": {"save_checkpoints_steps": 5,
@@ -329,7 +330,8 @@ _MODEL_DIRS = {
     "tf_config_empty_argument_set": ("", "/tmp/conformance_arg"),
     "argument_empty": ("/tmp/conformance_tfc", ""),
     "tf_config_none": (None, "/tmp/conformance_arg"),
-    "equal_pathlib": ("/tmp/conformance_tfc", pathlib.PurePosixPath("/tmp/conformance_tfc")),
+    "equal_pathlib": ("/tmp/conformance_tfc",
+                      pathlib.PurePosixPath("/tmp/conformance_tfc")),
     "trailing_slash": ("/tmp/conformance_tfc/", "/tmp/conformance_tfc"),
 }
 
@@ -344,7 +346,7 @@ def tf_config_model_dir(env, case):
 @scenario("config/tf_config/read_at_construction")
 def tf_config_read_at_construction(env):
     """TF_CONFIG is read when the RunConfig is built, not when properties are read."""
-    config = _with_tf_config(_task("worker", 1, _CLUSTER), lambda: env.est.RunConfig())
+    config = _with_tf_config(_task("worker", 1, _CLUSTER), env.est.RunConfig)
     built = _with_tf_config(_task("worker", 1, _CLUSTER),
                             lambda: observe(env.est.RunConfig()))
     return {"built": built, "type": config,
@@ -509,8 +511,9 @@ def subclass_in_estimator(env):
 
 @scenario("config/deepcopy")
 def deepcopy_config(env):
-    config = env.est.RunConfig(tf_random_seed=3, session_config=env.tf.compat.v1.ConfigProto(
-        log_device_placement=True))
+    config = env.est.RunConfig(
+        tf_random_seed=3,
+        session_config=env.tf.compat.v1.ConfigProto(log_device_placement=True))
     copied = copy.deepcopy(config)
     return {"equal": observe(copied) == observe(config), "copied": observe(copied)}
 

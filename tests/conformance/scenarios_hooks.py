@@ -5,7 +5,13 @@ import glob
 import os
 
 from tests.conformance import programs
-from tests.conformance.registry import error_names, files_under, outcome, scenario, scenarios
+from tests.conformance.registry import (
+    error_names,
+    files_under,
+    outcome,
+    scenario,
+    scenarios,
+)
 
 
 def _recorder(env, log, tag, model_dir, stop_at=None, raise_at=None, fetch_step=True,

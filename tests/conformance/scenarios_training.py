@@ -163,14 +163,17 @@ _EXPORTER_ARGS = {
     "latest/name_none": ("LatestExporter", {"name": None}),
     "latest/name_empty": ("LatestExporter", {"name": ""}),
     "latest/name_int": ("LatestExporter", {"name": 5}),
-    "latest/receiver_none": ("LatestExporter", {"name": "l", "serving_input_receiver_fn": None}),
+    "latest/receiver_none": ("LatestExporter", {"name": "l",
+                                                "serving_input_receiver_fn": None}),
     "latest/receiver_not_callable": ("LatestExporter", {"name": "l",
                                                         "serving_input_receiver_fn": 3}),
     "latest/exports_to_keep_0": ("LatestExporter", {"name": "l", "exports_to_keep": 0}),
     "latest/exports_to_keep_negative": ("LatestExporter", {"name": "l",
                                                            "exports_to_keep": -1}),
-    "latest/exports_to_keep_none": ("LatestExporter", {"name": "l", "exports_to_keep": None}),
-    "latest/exports_to_keep_float": ("LatestExporter", {"name": "l", "exports_to_keep": 1.5}),
+    "latest/exports_to_keep_none": ("LatestExporter", {"name": "l",
+                                                       "exports_to_keep": None}),
+    "latest/exports_to_keep_float": ("LatestExporter", {"name": "l",
+                                                        "exports_to_keep": 1.5}),
     "latest/as_text_str": ("LatestExporter", {"name": "l", "as_text": "yes"}),
     "latest/assets_extra_list": ("LatestExporter", {"name": "l", "assets_extra": ["a"]}),
     "best/defaults": ("BestExporter", {}),
@@ -178,7 +181,8 @@ _EXPORTER_ARGS = {
     "best/compare_fn_none": ("BestExporter", {"compare_fn": None}),
     "best/compare_fn_not_callable": ("BestExporter", {"compare_fn": 3}),
     "best/compare_fn_wrong_arg_names": ("BestExporter", {"compare_fn": lambda a, b: True}),
-    "best/compare_fn_one_arg": ("BestExporter", {"compare_fn": lambda best_eval_result: True}),
+    "best/compare_fn_one_arg": ("BestExporter",
+                                {"compare_fn": lambda best_eval_result: True}),
     "best/compare_fn_named": ("BestExporter", {"compare_fn": _compare_by_loss}),
     "best/compare_fn_kwargs": ("BestExporter", {"compare_fn": lambda **kw: True}),
     "best/exports_to_keep_0": ("BestExporter", {"exports_to_keep": 0}),
@@ -188,7 +192,8 @@ _EXPORTER_ARGS = {
     "best/name_none": ("BestExporter", {"name": None}),
     "final/defaults": ("FinalExporter", {"name": "final"}),
     "final/name_none": ("FinalExporter", {"name": None}),
-    "final/receiver_none": ("FinalExporter", {"name": "f", "serving_input_receiver_fn": None}),
+    "final/receiver_none": ("FinalExporter", {"name": "f",
+                                              "serving_input_receiver_fn": None}),
     "final/exports_to_keep": ("FinalExporter", {"name": "f", "exports_to_keep": 2}),
 }
 
@@ -201,7 +206,8 @@ def exporter_args(env, case):
 
     def build():
         exporter = getattr(env.est, kind)(**kwargs)
-        return {"name": exporter.name, "is_exporter": isinstance(exporter, env.est.Exporter)}
+        return {"name": exporter.name,
+                "is_exporter": isinstance(exporter, env.est.Exporter)}
     return outcome(build)
 
 
@@ -216,7 +222,7 @@ def exporter_abstract_base(env):
         def export(self, estimator, export_path, checkpoint_path, eval_result,
                    is_the_final_export):
             return None
-    return {"base": outcome(lambda: env.est.Exporter()),
+    return {"base": outcome(env.est.Exporter),
             "incomplete": outcome(Incomplete),
             "complete": outcome(lambda: Complete().name)}
 
@@ -228,18 +234,28 @@ def _normalise(path):
     return "/".join("<ts>" if _TIMESTAMP.match(p) else p for p in path.split("/"))
 
 
-def _export_summary(model_dir):
-    """{exporter name: number of timestamped exports} under model_dir/export."""
+# estimator_lite's BestExporter keeps its best result beside the exports, on
+# purpose (tests/conformance/conformance_test.py DELIBERATE): observed by the
+# scenario training/exporters/best only.
+_BEST_RESULT_FILE = "best_eval_result.json"
+
+
+def _export_summary(model_dir, every_file=False):
+    """{exporter name: number of timestamped exports, other entries, files} under
+    model_dir/export (BestExporter's result file only with `every_file`)."""
     summary = {}
     for path in sorted(glob.glob(os.path.join(model_dir, "export", "*"))):
         names = os.listdir(path) if os.path.isdir(path) else []
+        if not every_file:
+            names = [n for n in names if n != _BEST_RESULT_FILE]
         summary[os.path.basename(path)] = {
             "exports": sum(1 for n in names if _TIMESTAMP.match(n)),
             # A failed export's temp dir is named after the time: kept by kind.
             "other": sorted(re.sub(r"^temp-\d+$", "temp-<n>", n) for n in names
                             if not _TIMESTAMP.match(n)),
             "files": sorted({_normalise(re.sub(r"^temp-\d+", "temp-<n>", f))
-                             for f in files_under(path)})}
+                             for f in files_under(path)
+                             if every_file or f != _BEST_RESULT_FILE})}
     return summary
 
 
@@ -260,15 +276,15 @@ def _export_results(model_dir, results):
     if results is None:
         return None
     out = []
-    for r in results:
-        if isinstance(r, bytes):
-            r = r.decode()
-        out.append(_normalise(os.path.relpath(r, model_dir)) if isinstance(r, str) else r)
+    for result in results:
+        path = result.decode() if isinstance(result, bytes) else result
+        out.append(_normalise(os.path.relpath(path, model_dir)) if isinstance(path, str)
+                   else path)
     return out
 
 
 def _train_and_evaluate(env, model_fn=None, config=None, train=None, evaluate=None,
-                        exporters=None):
+                        exporters=None, every_file=False):
     """Runs train_and_evaluate locally; observes result, files, evals, exports."""
     config = {"save_checkpoints_steps": 2, "log_step_count_steps": None,
               "save_summary_steps": 1000, **(config or {})}
@@ -291,7 +307,7 @@ def _train_and_evaluate(env, model_fn=None, config=None, train=None, evaluate=No
     observed["files"] = sorted({_normalise(f) for f in files_under(est.model_dir)
                                 if not f.startswith("export/")})
     observed["evals"] = _eval_steps(env, est.model_dir)
-    observed["export_dirs"] = _export_summary(est.model_dir)
+    observed["export_dirs"] = _export_summary(est.model_dir, every_file)
     observed["checkpoints"] = programs.checkpoint_steps(env, est.model_dir)
     return observed
 
@@ -364,7 +380,8 @@ def _exporter_cases(env, name):
     return {
         "latest": lambda: [est.LatestExporter("latest", fn)],
         "latest_keep_1": lambda: [est.LatestExporter("latest", fn, exports_to_keep=1)],
-        "latest_keep_none": lambda: [est.LatestExporter("latest", fn, exports_to_keep=None)],
+        "latest_keep_none": lambda: [est.LatestExporter("latest", fn,
+                                                        exports_to_keep=None)],
         "latest_as_text": lambda: [est.LatestExporter("latest", fn, as_text=True)],
         "final": lambda: [est.FinalExporter("final", fn)],
         "best": lambda: [est.BestExporter(serving_input_receiver_fn=fn)],
@@ -425,7 +442,7 @@ def exporter_runs(env, case):
     evaluate = {"name": "named"} if case == "best_named_eval" else {}
     # Up to three evaluations (steps 2, 4, 6) so keep-counts and comparisons show.
     observed = _train_and_evaluate(env, exporters=exporters, evaluate=evaluate,
-                                   train={"max_steps": 6})
+                                   train={"max_steps": 6}, every_file=case == "best")
     if case == "custom_exporter":
         calls = exporters[0].calls
         observed["custom_calls"] = calls
@@ -498,61 +515,120 @@ def train_and_evaluate_max_steps_none(env):
 # ---------------------------------------------------------------------------
 # Early stopping hooks.
 
-def _diverging_model_fn(env, learning_rate):
-    """Regression whose loss decreases (small rate) or grows (large rate)."""
-    tf = env.tf
+# Early stopping. tf.estimator's hooks check on the global step they fetch in the
+# same run as the train op (it may be read before or after the increment), so the
+# step of any check but the first varies from run to run. The scenarios therefore
+# give the rules an evaluation history written beforehand and observe the first
+# check: a rule met stops training after step 1, a rule never met runs to the end.
 
-    def model_fn(features, labels, mode):
-        predictions = programs.linear(env, features)
-        loss = tf.reduce_mean(tf.square(predictions - labels))
-        train_op = (programs.sgd_train_op(env, loss, learning_rate)
-                    if mode == env.est.ModeKeys.TRAIN else None)
-        return env.est.EstimatorSpec(mode, predictions={"y": predictions}, loss=loss,
-                                     train_op=train_op)
-    return model_fn
+_HISTORY = {10: {"acc": 0.5, "loss": 1.0}, 20: {"acc": 0.9, "loss": 0.5},
+            30: {"acc": 0.8, "loss": 0.6}, 40: {"acc": 0.85, "loss": 0.7}}
 
-
-_EARLY_STOPPING = {
-    # (hook factory name, kwargs, learning rate)
-    "no_decrease/diverging": ("stop_if_no_decrease_hook",
-                              {"metric_name": "loss", "max_steps_without_decrease": 2}, 2.0),
-    "no_decrease/converging": ("stop_if_no_decrease_hook",
-                               {"metric_name": "loss", "max_steps_without_decrease": 2}, 0.01),
+_RULES = {
+    # (hook factory, arguments after the estimator, eval history)
+    "higher/crossed": ("stop_if_higher_hook", {"metric_name": "acc", "threshold": 0.8},
+                       _HISTORY),
+    "higher/not_crossed": ("stop_if_higher_hook", {"metric_name": "acc", "threshold": 0.9},
+                           _HISTORY),
+    "higher/equal_is_not_higher": ("stop_if_higher_hook",
+                                   {"metric_name": "loss", "threshold": 1.0}, _HISTORY),
+    "higher/min_steps_skips": ("stop_if_higher_hook",
+                               {"metric_name": "acc", "threshold": 0.86, "min_steps": 25},
+                               _HISTORY),
+    "higher/min_steps_equal": ("stop_if_higher_hook",
+                               {"metric_name": "acc", "threshold": 0.84, "min_steps": 40},
+                               _HISTORY),
+    "lower/crossed": ("stop_if_lower_hook", {"metric_name": "loss", "threshold": 0.55},
+                      _HISTORY),
+    "lower/not_crossed": ("stop_if_lower_hook", {"metric_name": "loss", "threshold": 0.5},
+                          _HISTORY),
+    "lower/min_steps_skips": ("stop_if_lower_hook",
+                              {"metric_name": "loss", "threshold": 0.55, "min_steps": 21},
+                              _HISTORY),
+    "no_decrease/stalled": ("stop_if_no_decrease_hook",
+                            {"metric_name": "loss", "max_steps_without_decrease": 20},
+                            _HISTORY),
+    "no_decrease/not_yet": ("stop_if_no_decrease_hook",
+                            {"metric_name": "loss", "max_steps_without_decrease": 21},
+                            _HISTORY),
     "no_decrease/min_steps": ("stop_if_no_decrease_hook",
-                              {"metric_name": "loss", "max_steps_without_decrease": 1,
-                               "min_steps": 6}, 2.0),
-    "no_increase/converging": ("stop_if_no_increase_hook",
-                               {"metric_name": "loss", "max_steps_without_increase": 2}, 0.01),
-    "higher/threshold_low": ("stop_if_higher_hook",
-                             {"metric_name": "loss", "threshold": 0.0}, 0.01),
-    "higher/threshold_high": ("stop_if_higher_hook",
-                              {"metric_name": "loss", "threshold": 1e9}, 0.01),
-    "lower/threshold_high": ("stop_if_lower_hook",
-                             {"metric_name": "loss", "threshold": 1e9}, 0.01),
-    "lower/min_steps": ("stop_if_lower_hook",
-                        {"metric_name": "loss", "threshold": 1e9, "min_steps": 4}, 0.01),
-    "unknown_metric": ("stop_if_lower_hook",
-                       {"metric_name": "accuracy", "threshold": 1.0}, 0.01),
+                              {"metric_name": "loss", "max_steps_without_decrease": 10,
+                               "min_steps": 35}, _HISTORY),
+    "no_decrease/zero_steps": ("stop_if_no_decrease_hook",
+                               {"metric_name": "loss", "max_steps_without_decrease": 0},
+                               _HISTORY),
+    "no_increase/stalled": ("stop_if_no_increase_hook",
+                            {"metric_name": "acc", "max_steps_without_increase": 20},
+                            _HISTORY),
+    "no_increase/not_yet": ("stop_if_no_increase_hook",
+                            {"metric_name": "acc", "max_steps_without_increase": 25},
+                            _HISTORY),
+    "unknown_metric": ("stop_if_lower_hook", {"metric_name": "auc", "threshold": 1.0},
+                       _HISTORY),
+    "metric_missing_at_one_step": ("stop_if_lower_hook",
+                                   {"metric_name": "acc", "threshold": 0.1},
+                                   {**_HISTORY, 50: {"loss": 0.1}}),
+    "empty_history": ("stop_if_lower_hook", {"metric_name": "loss", "threshold": 9.0}, {}),
+    "no_eval_dir": ("stop_if_lower_hook", {"metric_name": "loss", "threshold": 9.0}, None),
+    "explicit_eval_dir": ("stop_if_lower_hook",
+                          {"metric_name": "loss", "threshold": 0.55, "eval_dir": "<other>"},
+                          _HISTORY),
 }
 
 
-@scenarios("training/early_stopping", _EARLY_STOPPING)
+def _write_history(env, eval_dir, history):
+    tf = env.tf
+    with tf.Graph().as_default():
+        writer = tf.compat.v1.summary.FileWriter(eval_dir)
+        for step, metrics in sorted(history.items()):
+            writer.add_summary(tf.compat.v1.Summary(value=[
+                tf.compat.v1.Summary.Value(tag=k, simple_value=v)
+                for k, v in metrics.items()]), step)
+        writer.close()
+
+
+@scenarios("training/early_stopping", _RULES)
 def early_stopping(env, case):
-    """train_and_evaluate with an early-stopping train hook checked every step,
-    an evaluation at every checkpoint (every step): the step training stops at."""
-    factory, kwargs, rate = case
-    est = programs.estimator(env, _diverging_model_fn(env, rate),
-                             save_checkpoints_steps=1, log_step_count_steps=None)
-    hook = outcome(lambda: getattr(env.est.experimental, factory)(
-        est, run_every_secs=None, run_every_steps=1, **kwargs))
-    if "error" in hook:
-        return {"hook": hook}
-    hook = getattr(env.est.experimental, factory)(est, run_every_secs=None,
-                                                  run_every_steps=1, **kwargs)
+    """train(max_steps=5) with a rule hook checked every step over a written eval
+    history: the step training stops at."""
+    factory, kwargs, history = case
+    kwargs = dict(kwargs)
+    est = programs.estimator(env, programs.regression_model_fn(env),
+                             log_step_count_steps=None)
+    eval_dir = est.eval_dir()
+    if kwargs.get("eval_dir") == "<other>":
+        eval_dir = kwargs["eval_dir"] = env.tmpdir()
+    if history is not None:
+        _write_history(env, eval_dir, history)
 
     def run():
+        hook = getattr(env.est.experimental, factory)(
+            est, run_every_secs=None, run_every_steps=1, **kwargs)
+        est.train(programs.input_fn(env), max_steps=5, hooks=[hook])
+        return est.get_variable_value("global_step")
+    return outcome(run)
+
+
+_LOCAL_EARLY_STOPPING = {
+    "never": ("stop_if_higher_hook", {"metric_name": "loss", "threshold": 1e9}),
+    "first_evaluation": ("stop_if_lower_hook", {"metric_name": "loss", "threshold": 1e9}),
+    "unknown_metric": ("stop_if_lower_hook", {"metric_name": "accuracy", "threshold": 1.0}),
+}
+
+
+@scenarios("training/early_stopping_local", _LOCAL_EARLY_STOPPING)
+def early_stopping_local(env, case):
+    """train_and_evaluate with a rule hook checked every step and an evaluation at
+    every checkpoint (every step): the step training stops at, the evaluations."""
+    factory, kwargs = case
+    est = programs.estimator(env, programs.regression_model_fn(env),
+                             save_checkpoints_steps=1, log_step_count_steps=None)
+
+    def run():
+        hook = getattr(env.est.experimental, factory)(
+            est, run_every_secs=None, run_every_steps=1, **kwargs)
         env.est.train_and_evaluate(
-            est, env.est.TrainSpec(programs.input_fn(env), max_steps=10, hooks=[hook]),
+            est, env.est.TrainSpec(programs.input_fn(env), max_steps=6, hooks=[hook]),
             env.est.EvalSpec(programs.input_fn(env, epochs=1), steps=None,
                              throttle_secs=0, start_delay_secs=0))
         return est.get_variable_value("global_step")
@@ -562,7 +638,9 @@ def early_stopping(env, case):
 @scenarios("training/early_stopping_fn", {"after_3_calls": 3, "never": None,
                                           "first_call": 1})
 def early_stopping_fn(env, case):
-    """make_early_stopping_hook with a should_stop_fn true from its `case`-th call."""
+    """make_early_stopping_hook with a should_stop_fn true from its `case`-th call
+    (which step a later call falls on varies, see above: observed as whether
+    training stopped early)."""
     calls = []
 
     def should_stop_fn():
@@ -575,8 +653,10 @@ def early_stopping_fn(env, case):
 
     def run():
         est.train(programs.input_fn(env), max_steps=8, hooks=[hook])
-        return est.get_variable_value("global_step")
-    return {"stopped_at": outcome(run), "calls": len(calls)}
+        step = est.get_variable_value("global_step")
+        return step if case in (None, 1) else bool(step < 8)
+    return {"stopped_at": outcome(run),
+            "calls": len(calls) if case is not None else bool(calls)}
 
 
 _EARLY_STOPPING_ARGS = {
