@@ -100,14 +100,24 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60,
       A SessionRunHook to pass to `train` or `TrainSpec(hooks=...)`.
 
     Raises:
-      TypeError: should_stop_fn is not callable.
+      TypeError: estimator is not an Estimator, or should_stop_fn is not callable.
       ValueError: both or neither of run_every_secs / run_every_steps.
     """
+    _check_estimator(estimator)
     validation.check_callable("should_stop_fn", should_stop_fn)
     if estimator.config.is_chief:
         return _StopOnPredicateHook(should_stop_fn, run_every_secs, run_every_steps,
                                     clock)
     return _CheckForStoppingHook(run_every_secs, run_every_steps, clock)
+
+
+def _check_estimator(estimator):
+    """Raises TypeError unless `estimator` is Estimator-like (a config and an eval
+    dir; tf.estimator's own Estimator qualifies too)."""
+    eval_dir = getattr(estimator, "eval_dir", None)
+    if not (hasattr(estimator, "config") and callable(eval_dir)):
+        raise TypeError(f"estimator must be an Estimator (with config and eval_dir()), "
+                        f"got {type(estimator).__name__}")
 
 
 def _metric_history(estimator, eval_dir, metric_name, min_steps):
@@ -118,8 +128,9 @@ def _metric_history(estimator, eval_dir, metric_name, min_steps):
         if step < min_steps:
             continue
         if metric_name not in metrics:
-            raise ValueError(f"metric {metric_name!r} is not in the evaluation at step "
-                             f"{step}; it has {sorted(metrics)}")
+            # KeyError, as tf.estimator's rules raise for a metric not evaluated.
+            raise KeyError(f"metric {metric_name!r} is not in the evaluation at step "
+                           f"{step}; it has {sorted(metrics)}")
         values.append((step, metrics[metric_name]))
     return values
 
@@ -139,7 +150,8 @@ def _threshold_hook(estimator, metric_name, threshold, eval_dir, min_steps,
 
 def _stall_hook(estimator, metric_name, max_steps_without_change, eval_dir, min_steps,
                 run_every_secs, run_every_steps, better, arg_name):
-    validation.check_int(arg_name, max_steps_without_change, 1)
+    # 0 is allowed, as in tf.estimator: stop at the first check after any evaluation.
+    validation.check_int(arg_name, max_steps_without_change, 0)
 
     def should_stop():
         best_step = best_value = None

@@ -73,7 +73,7 @@ def test_stop_if_lower(estimator, threshold, expected):
 
 
 @pytest.mark.parametrize("max_steps, min_steps, expected", [
-    (20, 0, True), (25, 0, False), (10, 35, False)])
+    (20, 0, True), (25, 0, False), (10, 35, False), (0, 0, True), (0, 45, False)])
 def test_stop_if_no_decrease(estimator, max_steps, min_steps, expected):
     hook = el.stop_if_no_decrease_hook(estimator, "loss", max_steps, min_steps=min_steps)
     assert _should_stop(hook) is expected
@@ -87,17 +87,21 @@ def test_stop_if_no_increase(estimator, max_steps, expected):
 
 def test_rule_errors(estimator):
     hook = el.stop_if_higher_hook(estimator, "auc", 0.5)
-    with pytest.raises(ValueError, match="metric 'auc' is not in the evaluation"):
+    # KeyError, as tf.estimator raises for a metric the evaluations lack.
+    with pytest.raises(KeyError, match="metric 'auc' is not in the evaluation"):
         _should_stop(hook)
     with pytest.raises(ValueError, match=ERR_ONE_SCHEDULE):
         el.stop_if_higher_hook(estimator, "acc", 0.5, run_every_secs=10,
                                run_every_steps=10)
     with pytest.raises(ValueError, match=ERR_ONE_SCHEDULE):
         el.make_early_stopping_hook(estimator, lambda: True, run_every_secs=None)
-    with pytest.raises(ValueError, match="max_steps_without_decrease must be >= 1"):
-        el.stop_if_no_decrease_hook(estimator, "loss", 0)
+    with pytest.raises(ValueError, match="max_steps_without_decrease must be >= 0"):
+        el.stop_if_no_decrease_hook(estimator, "loss", -1)
     with pytest.raises(TypeError, match="should_stop_fn must be callable"):
         el.make_early_stopping_hook(estimator, None)
+    with pytest.raises(TypeError, match="estimator must be an Estimator"):
+        el.make_early_stopping_hook(object(), lambda: True, run_every_secs=None,
+                                    run_every_steps=1)
 
 
 def test_non_chief_gets_the_flag_reader(tmp_path):

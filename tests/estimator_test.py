@@ -8,6 +8,7 @@ import types
 import numpy as np
 import pytest
 import tensorflow as tf2
+from google.protobuf import text_format
 
 import estimator_lite as el
 from estimator_lite._engine import local_cluster as cluster_lib
@@ -200,6 +201,25 @@ def test_training_summaries_every_save_summary_steps(tmp_path):
     est.train(models.input_fn(), max_steps=12)
     assert sorted(_scalar_events(tmp_path, "loss")) == [1, 6, 11]
     assert os.path.exists(os.path.join(str(tmp_path), "model.ckpt-12.index"))
+
+
+@pytest.mark.parametrize("config, written", [
+    ({"save_checkpoints_steps": 2}, True),
+    ({"save_checkpoints_steps": 2, "checkpoint_save_graph_def": False}, False),
+    ({"save_checkpoints_steps": None, "save_checkpoints_secs": None}, False)])
+def test_graph_pbtxt_is_written_beside_the_checkpoints(tmp_path, config, written):
+    # As tf.estimator 2.15: the chief's checkpointing writes graph.pbtxt (with
+    # shapes) once the session exists, unless checkpoint_save_graph_def is off.
+    est = models.make_estimator(tmp_path, **config)
+    est.train(models.input_fn(), max_steps=3)
+    path = tmp_path / "graph.pbtxt"
+    assert path.exists() is written
+    if written:
+        graph = text_format.Parse(path.read_text(), tf.GraphDef())
+        names = {node.name for node in graph.node}
+        assert {"global_step", "w", "b"} <= names
+        assert all("_output_shapes" in node.attr for node in graph.node
+                   if node.name in ("global_step", "w", "b"))
 
 
 def test_predict_options(tmp_path):

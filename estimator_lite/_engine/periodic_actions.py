@@ -117,6 +117,7 @@ class CheckpointSaver:
         self._policy = policy
         self._timer = (Timer(policy.save_steps, policy.save_secs, clock) if policy
                        else Timer())
+        self._graph_written = False
 
     @property
     def checkpoint_dir(self):
@@ -148,6 +149,8 @@ class CheckpointSaver:
     def save(self, session, saver, step):
         """Saves a checkpoint of `step`; returns True when a listener asks to stop."""
         policy = self._policy
+        if policy.save_graph_def and not self._graph_written:
+            self._write_graph(session.graph)
         for listener in policy.listeners:
             listener.before_save(session, step)
         prefix = model_dir.checkpoint_prefix(policy.checkpoint_dir)
@@ -173,6 +176,14 @@ class CheckpointSaver:
                 logging.info("A CheckpointSaverListener requested to stop training.")
                 stop = True
         return stop
+
+    def _write_graph(self, graph):
+        """Writes `graph.pbtxt` beside the checkpoints, once per training run (as
+        tf.estimator's CheckpointSaverHook does when its session is created):
+        tools such as TensorBoard's graph view and users' scripts read it."""
+        tf.io.write_graph(graph.as_graph_def(add_shapes=True), self._policy.checkpoint_dir,
+                          model_dir.GRAPH_FILE, as_text=True)
+        self._graph_written = True
 
     def saved_at(self, step):
         """Whether the last save was of `step`."""

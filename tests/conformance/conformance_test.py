@@ -19,6 +19,7 @@ from tests.conformance import driver
 from tests.conformance.registry import differences
 
 # Scenario name -> why estimator_lite differs from tf.estimator 2.15 on purpose.
+_EXPORTER_CHECKED = "exporters check their arguments when built"
 _EMPTY_EVAL = (
     "evaluate() on an input that yields no batch is a ValueError saying so; "
     "tf.estimator returns loss 0.0 (the mean of nothing), which a BestExporter "
@@ -42,6 +43,33 @@ DELIBERATE = {
         "build_raw_serving_input_receiver_fn takes anything with a dtype and a shape "
         "(numpy arrays, TensorSpecs) as a template; tf.estimator 2.15 fails on them "
         "with an AttributeError when the receiver fn runs"),
+    # Exporters check their arguments when built; tf.estimator fails later (at
+    # EvalSpec, or at the first export, after training).
+    "training/exporter_args/latest/name_none": _EXPORTER_CHECKED,
+    "training/exporter_args/latest/name_empty": _EXPORTER_CHECKED,
+    "training/exporter_args/latest/name_int": _EXPORTER_CHECKED,
+    "training/exporter_args/latest/receiver_none": _EXPORTER_CHECKED,
+    "training/exporter_args/latest/receiver_not_callable": _EXPORTER_CHECKED,
+    "training/exporter_args/latest/assets_extra_list": _EXPORTER_CHECKED,
+    "training/exporter_args/latest/exports_to_keep_float": _EXPORTER_CHECKED,
+    "training/exporter_args/best/name_none": _EXPORTER_CHECKED,
+    "training/exporter_args/best/receiver_none": _EXPORTER_CHECKED,
+    "training/exporter_args/final/name_none": _EXPORTER_CHECKED,
+    "training/exporter_args/final/receiver_none": _EXPORTER_CHECKED,
+    "training/exporter_args/abstract_base": "Exporter is an abc: a subclass without "
+    "export() fails when built, not when first used",
+    "training/exporters/best": "BestExporter keeps best_eval_result.json beside its "
+    "exports, so a restarted job never exports a worse model (tensorflow#47396)",
+    "training/exporters/raising_receiver": "a failed export leaves no temp dir "
+    "(exports are written atomically)",
+    "hooks/train/nan_loss/from_3": (
+        "a NaN loss stops training before the step's checkpoint is saved; "
+        "tf.estimator saves the NaN weights first, so a restarted job resumes from "
+        "them and fails again"),
+    "training/local/resume_after_max_steps": (
+        "re-running train_and_evaluate after max_steps was reached returns the final "
+        "metrics (evaluating the last checkpoint if needed); tf.estimator returns "
+        "(None, None)"),
 }
 
 _SCENARIOS = driver.load_scenarios().SCENARIOS
