@@ -4,11 +4,16 @@ Multi-device strategies run in a fresh interpreter (logical CPUs must be set up
 before TensorFlow starts): tests/strategy_test.py.
 """
 
+import os
+import sys
+
 import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests import models
+from tests import models, zygote
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ERR_OTHER = "train_distribute=_DefaultDistributionStrategy is not supported"
 ERR_NOT_STRATEGY = "train_distribute must be a tf.distribute strategy or None"
@@ -47,3 +52,38 @@ def test_other_strategies_are_refused():
         el.RunConfig(train_distribute="mirrored")
     with pytest.raises(ValueError, match="experimental_distribute"):
         el.RunConfig(experimental_distribute=object())
+
+
+REPLICA_ERROR_PROGRAM = """
+import tensorflow as tf
+import estimator_lite as el
+cpus = tf.config.list_physical_devices("CPU")
+tf.config.set_logical_device_configuration(
+    cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+
+def model_fn(features, labels, mode):
+    raise ValueError("my model_fn is broken: feature 'x' has the wrong shape")
+
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+est = el.Estimator(model_fn, config=el.RunConfig(train_distribute=strategy))
+try:
+    est.train(lambda: tf.data.Dataset.from_tensors(({"x": [[1.0]]}, [[1.0]])).repeat(),
+              steps=1)
+except ValueError as error:
+    print("MESSAGE", str(error).splitlines()[0])
+    print("NOTES", getattr(error, "__notes__", []))
+"""
+
+
+def test_an_error_in_a_replica_shows_the_users_message_first(tmp_path):
+    # TensorFlow runs every replica through AutoGraph, whose error starts with "in
+    # user code:" and the library's frames; the model_fn's own error comes out.
+    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    ran = zygote.run([sys.executable, "-c", REPLICA_ERROR_PROGRAM], capture_output=True,
+                     text=True, env=env, cwd=tmp_path, timeout=300, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in ran.stdout.splitlines()
+                 if line.startswith(("MESSAGE", "NOTES")))
+    assert lines["MESSAGE"] == "my model_fn is broken: feature 'x' has the wrong shape"
+    if sys.version_info >= (3, 11):
+        assert "in model_fn" in lines["NOTES"] and "in user code" not in lines["NOTES"]

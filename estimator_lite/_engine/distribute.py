@@ -197,8 +197,26 @@ class Replicated:
         return iterator.get_next(), initializer
 
     def call_for_each_replica(self, fn, args):
-        """Calls fn(*args) once per replica; returns the regrouped results."""
-        return self._strategy.extended.call_for_each_replica(fn, args=args)
+        """Calls fn(*args) once per replica; returns the regrouped results.
+
+        Raises:
+          What the model_fn raised, with its own message first: TensorFlow runs
+          each replica through AutoGraph, whose error begins "in user code:" and
+          lists library frames; its innermost frame (the user's line) is kept as
+          a note (Python >= 3.11).
+        """
+        try:
+            return self._strategy.extended.call_for_each_replica(fn, args=args)
+        except Exception as error:
+            original = error.__context__
+            if not (hasattr(error, "ag_error_metadata")
+                    and isinstance(original, type(error))):
+                raise
+            frames = [line.strip().rstrip(" *") for line in str(error).splitlines()
+                      if line.strip().startswith("File ")]
+            if frames and hasattr(original, "add_note"):
+                original.add_note(f"(raised in a replica, at {frames[-1]})")
+            raise original from None
 
     def first(self, value):
         """Replica 0's part of a per-replica value (the value itself otherwise)."""
