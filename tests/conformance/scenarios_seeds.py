@@ -94,3 +94,27 @@ def seeded_canned(env, case):
     values["predictions"] = [p.get("predictions", p.get("logits")) for p in est.predict(
         lambda: tf.data.Dataset.from_tensor_slices({"x": programs.X}).batch(2))]
     return values
+
+
+@scenarios("seeds/predict_and_export", {"predict": "predict", "evaluate": "evaluate"})
+def seeded_random_outputs(env, case):
+    """Random ops in evaluate/predict graphs (MC dropout, noise) draw tf.estimator's
+    numbers under tf_random_seed: the graph is built in the same order."""
+    tf = env.tf
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [2, 1], initializer=tf.ones_initializer())
+        out = tf.matmul(tf.compat.v1.nn.dropout(features["x"], rate=0.5), w)
+        out += tf.random.normal(tf.shape(out), stddev=0.1)
+        if mode == "infer":
+            return env.est.EstimatorSpec(mode, predictions={"y": out})
+        loss = tf.reduce_mean(tf.square(out - labels))
+        train_op = programs.sgd_train_op(env, loss, 0.0) if mode == "train" else None
+        return env.est.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    est = env.est.Estimator(model_fn, model_dir=env.tmpdir(),
+                            config=env.est.RunConfig(tf_random_seed=23))
+    est.train(programs.input_fn(env), steps=1)
+    if case == "evaluate":
+        return est.evaluate(programs.input_fn(env), steps=3)
+    return [p["y"] for p in est.predict(programs.input_fn(env, epochs=1, labels=False))]
