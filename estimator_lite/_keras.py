@@ -17,7 +17,8 @@ import threading
 
 from estimator_lite._tf import VARIABLE_TYPES, tf
 
-__all__ = ["KERAS_PACKAGES", "keras_base", "keras_package", "tensor_learning_rates"]
+__all__ = ["KERAS_PACKAGES", "keras_base", "keras_package", "legacy_optimizer_class",
+           "tensor_learning_rates"]
 
 KERAS_PACKAGES = ("keras", "tf_keras")
 
@@ -42,6 +43,19 @@ def keras_package(cls):
     """'keras' or 'tf_keras' when `cls` is defined by that package, else None."""
     top = (getattr(cls, "__module__", None) or "").split(".")[0]
     return top if top in KERAS_PACKAGES else None
+
+
+def legacy_optimizer_class(name):
+    """tf-keras' ``optimizers.legacy.<name>`` when tf.keras is tf-keras, else None.
+
+    tf.keras is tf-keras under TF_USE_LEGACY_KERAS=1 with tf_keras installed;
+    Keras 3 has no legacy optimizers. Imports tf_keras in that case only.
+    """
+    legacy = os.environ.get("TF_USE_LEGACY_KERAS", "").lower() in ("1", "true", "yes")
+    if not legacy or importlib.util.find_spec("tf_keras") is None:
+        return None
+    optimizers = importlib.import_module("tf_keras.optimizers.legacy")
+    return getattr(optimizers, name, None)
 
 
 # Keras 3 optimizers and a graph tensor as learning rate ---------------------------------

@@ -38,7 +38,8 @@ from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
 from estimator_lite.run_config import RunConfig
 
-__all__ = ["Estimator", "VocabInfo", "WarmStartSettings"]
+__all__ = ["Estimator", "VocabInfo", "WarmStartSettings",
+           "maybe_overwrite_model_dir_and_session_config"]
 
 # What a subclass of Estimator may redefine (tf.estimator's list); every other
 # member is the Estimator's own, so train/evaluate/predict/export behave as
@@ -65,6 +66,39 @@ def _check_members_not_overridden(estimator):
     if overridden:
         raise ValueError(f"subclasses of Estimator cannot override its members: "
                          f"{cls.__name__} overrides {overridden}")
+
+
+def maybe_overwrite_model_dir_and_session_config(config, model_dir):
+    """The RunConfig an Estimator built with (`config`, `model_dir`) runs with.
+
+    tf.estimator's helper of that name, which libraries' Estimator subclasses
+    (tensorflow_lattice's canned estimators) call before their own constructor
+    work, e.g. to write files into the model_dir. The rules are Estimator's:
+    no config is a default RunConfig, and the model_dir is the argument, the
+    config's, or a new temporary directory.
+
+    Args:
+      config: a RunConfig or None.
+      model_dir: a path (str or os.PathLike) or None.
+
+    Returns:
+      `config` itself when its model_dir is already the one resolved, else a copy
+      of it with that model_dir (a RunConfig's session_config is always set here).
+
+    Raises:
+      TypeError: config is not a RunConfig (also a ValueError, what tf.estimator
+        raises), or model_dir is not a path.
+      ValueError: model_dir and config.model_dir are both given and differ.
+    """
+    if config is None:
+        logging.info("Using default config.")
+        config = RunConfig()
+    if not isinstance(config, RunConfig):
+        raise validation.WrongTypeError(
+            f"config must be an estimator_lite.RunConfig, got {config!r} of type "
+            f"{type(config).__name__}")
+    resolved = model_dir_lib.resolve_model_dir(model_dir, config.model_dir)
+    return config if config.model_dir == resolved else config.replace(model_dir=resolved)
 
 
 class Estimator:

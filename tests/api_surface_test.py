@@ -50,7 +50,7 @@ EXPERIMENTAL = [
 # The optimizer mapping heads, canned estimators and wrappers share.
 CANNED_OPTIMIZERS = [
     "Adagrad", "Adam", "Ftrl", "GraphOptimizer", "OPTIMIZER_NAMES", "RMSprop", "SGD",
-    "graph_optimizer", "optimizer_factory",
+    "get_optimizer_instance_v2", "graph_optimizer", "optimizer_factory",
 ]
 # Exactly tf.compat.v1.estimator's names, less docs/differences.md's "Deliberately
 # absent from compat.v1" table.

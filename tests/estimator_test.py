@@ -335,6 +335,28 @@ def test_model_dir_defaults_and_config_sync(tmp_path):
     assert os.path.isdir(temp.model_dir)
 
 
+def test_maybe_overwrite_model_dir_and_session_config(tmp_path):
+    # tf.estimator's helper that libraries' Estimator subclasses call (lattice):
+    # results and errors as tf.estimator 2.15 gives them (checked on the oracle).
+    from estimator_lite.estimator import (  # noqa: PLC0415
+        maybe_overwrite_model_dir_and_session_config as resolve,
+    )
+    given = el.RunConfig(tf_random_seed=3)
+    config = resolve(given, str(tmp_path))
+    assert config.model_dir == str(tmp_path) and config.tf_random_seed == 3
+    assert given.model_dir is None  # a copy, the caller's config unchanged
+    assert config.session_config.allow_soft_placement
+    assert resolve(config, None) is config
+    assert resolve(config, tmp_path).model_dir == str(tmp_path)  # os.PathLike
+    fresh = resolve(None, None)
+    assert os.path.isdir(fresh.model_dir) and isinstance(fresh, el.RunConfig)
+    with pytest.raises(ValueError, match="differs from config.model_dir"):
+        resolve(config, str(tmp_path / "other"))
+    for error in (TypeError, ValueError):  # tf.estimator: ValueError
+        with pytest.raises(error, match="config must be an estimator_lite.RunConfig"):
+            resolve({"model_dir": "x"}, None)
+
+
 def test_model_fn_must_return_a_spec_of_any_mode(tmp_path):
     # As tf.estimator: a spec built for another mode is used for what it holds
     # (old programs hard-code mode=TRAIN), and anything but a spec is refused.

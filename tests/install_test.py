@@ -70,6 +70,11 @@ PRIVATE_CONCEPTS = [
      "estimator_lite:LoggingTensorHook"),
     ("hooks.hooks", "InMemoryEvaluatorHook", "estimator_lite.hooks:InMemoryEvaluatorHook"),
     ("early_stopping", "read_eval_metrics", "estimator_lite:read_eval_metrics"),
+    # Used by tensorflow_lattice's canned estimators.
+    ("estimator", "maybe_overwrite_model_dir_and_session_config",
+     "estimator_lite.estimator:maybe_overwrite_model_dir_and_session_config"),
+    ("canned.optimizers", "get_optimizer_instance_v2",
+     "estimator_lite.canned.optimizers:get_optimizer_instance_v2"),
     ("inputs.numpy_io", "numpy_input_fn", "estimator_lite.inputs.numpy_io:numpy_input_fn"),
 ]
 # (alias path, attribute chain) -> the estimator_lite module a lookup must ask for.

@@ -33,11 +33,12 @@ exponential_decay(...))`` trains on Keras 3 too.
 """
 
 from estimator_lite import _keras
+from estimator_lite._engine import validation
 from estimator_lite._tf import VARIABLE_TYPES, logging, tf
 
 __all__ = [
     "Adagrad", "Adam", "Ftrl", "GraphOptimizer", "OPTIMIZER_NAMES", "RMSprop", "SGD",
-    "graph_optimizer", "optimizer_factory",
+    "get_optimizer_instance_v2", "graph_optimizer", "optimizer_factory",
 ]
 
 _SCOPE = "training"
@@ -823,3 +824,51 @@ def optimizer_factory(optimizer, default_learning_rate=None, argument="optimizer
     raise TypeError(f"{argument} must be an optimizer name, an optimizer instance or a "
                     f"callable returning one, got {optimizer!r} of type "
                     f"{type(optimizer).__name__}")
+
+
+def get_optimizer_instance_v2(opt, learning_rate=None):
+    """The Keras-style optimizer a model_fn trains with, from a name or an instance.
+
+    tf.estimator's function of that name, which libraries' model_fns call
+    (tensorflow_lattice's canned estimators, which then set the result's
+    `iterations` to the global step and hand it to a head).
+
+    Args:
+      opt: a name from OPTIMIZER_NAMES, an optimizer instance, or a callable
+        returning one (called here).
+      learning_rate: the learning rate for a name; None or 0 gives the
+        optimizer's default (as tf.estimator).
+
+    Returns:
+      For a name, tf-keras' legacy optimizer of that name when tf.keras is
+      tf-keras (TF_USE_LEGACY_KERAS=1), which is what tf.estimator 2.15 returns
+      (it applies the variables' Keras constraints), else the `GraphOptimizer`
+      of that name (Keras 3 has no legacy optimizers). A tf-keras legacy
+      optimizer or a GraphOptimizer is returned as it is. A Keras 3 or tf-keras
+      (non-legacy) optimizer becomes its `GraphOptimizer`, as tf.estimator turned
+      one into its legacy equivalent (only when called eagerly).
+
+    Raises:
+      ValueError: `opt` is a name not in OPTIMIZER_NAMES, or the optimizer has
+        no graph-mode equivalent.
+      TypeError: `opt` (or what its callable returned) is not a Keras optimizer
+        or GraphOptimizer, e.g. a tf.compat.v1.train.Optimizer (also a
+        ValueError, what tf.estimator raises).
+    """
+    if isinstance(opt, str):
+        if opt not in OPTIMIZER_NAMES:
+            raise ValueError(f"opt must be one of {sorted(OPTIMIZER_NAMES)} when given as "
+                             f"a name, got {opt!r}")
+        legacy = _keras.legacy_optimizer_class(OPTIMIZER_NAMES[opt].KERAS_NAME)
+        cls = legacy or OPTIMIZER_NAMES[opt]
+        return cls(learning_rate=learning_rate) if learning_rate else cls()
+    if callable(opt):
+        with _keras.tensor_learning_rates():  # As optimizer_factory's callables.
+            opt = opt()
+    if isinstance(opt, GraphOptimizer) or _is_legacy_keras_optimizer(opt):
+        return opt
+    if _is_keras_optimizer(opt):
+        return _from_keras(opt, "opt")
+    raise validation.WrongTypeError(
+        f"opt must be a Keras optimizer (or an optimizer name, or a callable returning "
+        f"one), got {opt!r} of type {type(opt).__name__}")

@@ -152,3 +152,27 @@ def test_graph_optimizer_refuses_what_it_cannot_run():
     v1 = tf.compat.v1.train.GradientDescentOptimizer(0.5)
     values = _apply(optimizers.graph_optimizer(v1), [1.0, 1.0], steps=1)
     np.testing.assert_allclose(values["w"], [0.5, -2.5])
+
+
+def test_get_optimizer_instance_v2_names_instances_and_callables():
+    # tf.estimator's helper for Keras-optimizer model_fns (tensorflow_lattice's).
+    # Keras 3 here, which has no legacy optimizers: a name gives the graph
+    # optimizer of that name (with TF_USE_LEGACY_KERAS=1, tf-keras' legacy one,
+    # as tf.estimator 2.15: tests/third_party/libraries_test.py).
+    get = optimizers.get_optimizer_instance_v2
+    adagrad = get("Adagrad")
+    assert isinstance(adagrad, optimizers.Adagrad) and adagrad.learning_rate == 0.001
+    assert get("SGD", learning_rate=0).learning_rate == 0.01  # 0: the default, too
+    assert get("RMSProp", learning_rate=0.3).learning_rate == 0.3
+    assert get(adagrad) is adagrad
+    assert get(lambda: adagrad) is adagrad
+    mapped = get(tf.keras.optimizers.Adam(learning_rate=0.2, beta_1=0.8))
+    assert isinstance(mapped, optimizers.Adam)
+    assert mapped.get_config()["beta_1"] == 0.8
+    assert mapped.learning_rate == pytest.approx(0.2)  # Keras keeps it as float32
+    with pytest.raises(ValueError, match="opt must be one of"):
+        get("Adadelta")
+    v1_optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+    for error in (TypeError, ValueError):  # tf.estimator: ValueError
+        with pytest.raises(error, match="opt must be a Keras optimizer"):
+            get(v1_optimizer)

@@ -13,6 +13,12 @@ TensorFlow). Each test skips, saying why, when its package is not importable her
   import; `LatestModuleExporter(tf.compat.v1.estimator.Exporter)` exports the hub
   module a model_fn registered, after train_and_evaluate's evaluation, through
   `estimator.model_fn` and `estimator._session_config` (tf.estimator's).
+- tensorflow-lattice 2.0.13: its canned estimators (CannedClassifier,
+  CannedRegressor, CannedEstimator over the premade Calibrated{Linear,Lattice,
+  LatticeEnsemble}Config models) subclass `estimator.EstimatorV2` and call
+  `estimator.maybe_overwrite_model_dir_and_session_config` and
+  `canned.optimizers.get_optimizer_instance_v2`; they train tf-keras models, so
+  the program runs with TF_USE_LEGACY_KERAS=1. Compared with the oracle.
 """
 
 import importlib.util
@@ -46,18 +52,28 @@ def _result(completed):
     return json.loads(lines[-1][len(RESULT_PREFIX):])
 
 
-def _run(command, env_path, cwd):
+def _run(command, env_path, cwd, **env_overrides):
+    """Runs `command` (plain subprocesses: no zygote, so start-up variables such
+    as TF_USE_LEGACY_KERAS and PYTHONHASHSEED in `env_overrides` take effect)."""
     env = dict(os.environ, PYTHONPATH=env_path, PYTHONUNBUFFERED="1")
     env.pop("TF_CONFIG", None)
     env.pop("TF_USE_LEGACY_KERAS", None)
+    env.update(env_overrides)
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd,
                           timeout=TIMEOUT_SECS, check=False)
 
 
-def _run_unchanged(program, tmp_path, *args):
+def _lite_path():
+    """This checkout first, then the caller's PYTHONPATH (where a library may be)."""
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return os.pathsep.join([ROOT, *inherited])
+
+
+def _run_unchanged(program, tmp_path, *args, **env_overrides):
     """`python -m estimator_lite.run tests/third_party/<program> ARGS`."""
     return _result(_run([sys.executable, "-m", "estimator_lite.run",
-                         os.path.join(HERE, program), *map(str, args)], ROOT, tmp_path))
+                         os.path.join(HERE, program), *map(str, args)], _lite_path(),
+                        tmp_path, **env_overrides))
 
 
 @_requires("optuna", "optuna_integration")
@@ -123,3 +139,75 @@ def test_tensorflow_hub_module_exporter_exports_the_trained_module(tmp_path):
     w = result["w"]
     assert w != [0.0, 0.0]
     assert math.isclose(result["served"], 1.0 * w[0] + 2.0 * w[1], rel_tol=1e-6)
+
+
+# Lattice's CalibratedLatticeEnsemble builds its lattices from `list(set(...))`, in
+# string-hash order: without a fixed PYTHONHASHSEED the ensemble's lattices (and so
+# its numbers) change from run to run, on tf.estimator too.
+LATTICE_ENV = {"PYTHONHASHSEED": "0"}
+# How close each model's metrics and predictions are to tf.estimator 2.15's, from
+# 64 examples x 30 steps. 'linear', 'ensemble' and 'head' train bit-for-bit alike
+# (observed: predictions within 6e-8). 'lattice' (Adam, lr 0.05) matches to one
+# float32 ulp for 25 steps; then its x calibrator, whose heights sum to its output
+# bound, clips a point on one side and not the other (TF 2.15's and 2.21's kernels
+# round differently), and Adam's normalised step carries that on: observed at 30
+# steps, loss relative 2.2e-4, predictions 4e-4, the same accuracy, precision and
+# recall. The tolerance allows 10x that; a counted metric may move by 2 examples.
+LATTICE_TOLERANCE = {"linear": 1e-5, "ensemble": 1e-5, "head": 1e-5, "lattice": 3e-3}
+COUNTED_METRICS = ("accuracy", "precision", "recall")
+
+
+def _lattice_on_oracle(tmp_path):
+    """The same program on tf.estimator 2.15, with this tensorflow_lattice's sources."""
+    source = os.path.dirname(importlib.util.find_spec("tensorflow_lattice").origin)
+    packages = tmp_path / "oracle_packages"
+    shutil.copytree(source, packages / "tensorflow_lattice",
+                    ignore=shutil.ignore_patterns("__pycache__", "*_test.py"))
+    return _result(_run([TF215_PYTHON, os.path.join(HERE, "lattice_estimator.py"),
+                         str(tmp_path / "oracle_model")], str(packages), tmp_path,
+                        **LATTICE_ENV))
+
+
+def _assert_lattice_run_matches(name, lite, oracle):
+    tolerance = LATTICE_TOLERANCE[name]
+    assert lite["variables"] == oracle["variables"], name
+    assert sorted(lite["metrics"]) == sorted(oracle["metrics"]), name
+    for key, value in oracle["metrics"].items():
+        if tolerance > 1e-5 and key in COUNTED_METRICS:
+            assert abs(lite["metrics"][key] - value) <= 2 / 64, (name, key)
+        else:
+            assert math.isclose(lite["metrics"][key], value, rel_tol=tolerance,
+                                abs_tol=1e-6), (name, key)
+    assert lite["predictions"] == pytest.approx(oracle["predictions"], rel=tolerance,
+                                                abs=tolerance), name
+
+
+@_requires("tensorflow_lattice", "tf_keras")
+def test_tensorflow_lattice_canned_estimators_train_evaluate_and_export(tmp_path):
+    lite = _run_unchanged("lattice_estimator.py", tmp_path, tmp_path / "lite_model",
+                          TF_USE_LEGACY_KERAS="1", **LATTICE_ENV)
+    optimizers = lite.pop("optimizers")
+    assert sorted(lite) == ["ensemble", "head", "lattice", "linear"]
+    # As on tf.estimator 2.15: a name is Keras' legacy optimizer (tf-keras' here).
+    for name, (module, cls) in optimizers.items():
+        assert module.startswith("tf_keras.") and ".optimizers.legacy." in module, name
+        assert cls == name, name
+    for name, run in lite.items():
+        assert run["metrics"]["global_step"] == 30, name
+        assert run["exported"], name
+    # The optimizers get_optimizer_instance_v2 built from names ('Adagrad' by
+    # default, 'Adam', 'SGD') and the legacy Adam given: Keras' checkpoint names.
+    assert "training/Adagrad/tfl_linear_0/linear_layer_kernel/accumulator" in (
+        lite["linear"]["variables"])
+    assert "training/Adam/tfl_lattice_1/lattice_kernel/m" in lite["ensemble"]["variables"]
+    assert "training/SGD/decay" in lite["head"]["variables"]
+    # The models learned: the classes are separable, the scores linear in x, z.
+    assert lite["lattice"]["metrics"]["auc"] > 0.95
+    assert lite["linear"]["metrics"]["accuracy"] > 0.85
+    if not TF215_PYTHON:
+        return
+    oracle = _lattice_on_oracle(tmp_path)
+    assert [cls for _, cls in oracle.pop("optimizers").values()] == list(optimizers)
+    assert sorted(oracle) == sorted(lite)
+    for name in oracle:
+        _assert_lattice_run_matches(name, lite[name], oracle[name])
