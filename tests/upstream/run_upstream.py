@@ -1,0 +1,457 @@
+"""Run tf.estimator 2.15's own unit tests against estimator_lite (or the real one).
+
+The tests are not part of this repo: they are extracted at run time from a git
+mirror of tensorflow/estimator (`git archive TAG <files>`), each file into its own
+temporary directory beside a generated conftest.py, and run with pytest one file
+per process (sequentially, `nice`d). The `tensorflow_estimator` package itself is
+never extracted: on the lite side its module paths resolve to estimator_lite
+through `estimator_lite.install_as_tf_estimator()`; on the oracle side they are the
+real installed tensorflow-estimator. The `*_testing_utils*.py` helper modules the
+tests import are test code: they are extracted too and served under their
+tensorflow_estimator module paths on both sides.
+
+Usage:
+  python tests/upstream/run_upstream.py --mirror MIRROR --side oracle --out oracle.json
+  python tests/upstream/run_upstream.py --mirror MIRROR --side lite --out lite.json \\
+      --oracle-results oracle.json --report summary.md
+
+With --oracle-results, every lite failure of a test that passes on the oracle is
+put in one bucket: private_name, error_wording, behaviour, error or timeout (see
+`classify`). The JSON holds per-test outcomes and, for failures, the error line.
+"""
+
+import argparse
+import collections
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
+TREE = "tensorflow_estimator/python/estimator"
+PACKAGE = TREE.replace("/", ".")
+DEFAULT_TAG = "v2.15.0"
+DEFAULT_PYTHON = {
+    "lite": "/work/main/.venv/bin/python",
+    "oracle": "/work/main/.venv-tf215/bin/python",
+}
+# The public-behaviour test files, relative to TREE, without ".py".
+DEFAULT_FILES = (
+    "estimator_test", "model_fn_test", "training_test", "run_config_test",
+    "exporter_test", "export/export_test", "early_stopping_test", "hooks/hooks_test",
+    "hooks/basic_session_run_hooks_test", "head/base_head_test",
+    "head/binary_class_head_test", "head/multi_class_head_test",
+    "head/multi_label_head_test", "head/multi_head_test", "head/regression_head_test",
+    "head/sequential_head_test", "canned/linear_test", "canned/linear_estimator_test",
+    "canned/dnn_test", "canned/dnn_estimator_test", "canned/dnn_linear_combined_test",
+    "canned/baseline_test", "extenders_test", "gc_test", "util_test",
+)
+BUCKETS = ("private_name", "error_wording", "behaviour", "error", "timeout", "skipped")
+
+# The conftest.py written beside each test file. It runs before pytest imports the
+# test module: it serves the extracted *_testing_utils modules under their
+# tensorflow_estimator paths, installs estimator_lite as tf.estimator (lite side),
+# gives each test a wall-clock limit when pytest-timeout is absent, and appends
+# every test report to a JSON-lines file (kept even when the process dies).
+CONFTEST = '''\
+import importlib
+import importlib.abc
+import importlib.util
+import json
+import os
+import signal
+import sys
+
+import pytest
+
+_SIDE = os.environ["UPSTREAM_SIDE"]
+_UTILS = json.loads(os.environ["UPSTREAM_UTILS"])
+_PREIMPORT = json.loads(os.environ["UPSTREAM_PREIMPORT"])
+_TIMEOUT = float(os.environ["UPSTREAM_TIMEOUT"])
+_LOG = os.environ["UPSTREAM_LOG"]
+
+
+class _TestingUtilsFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname in _UTILS:
+            return importlib.util.spec_from_file_location(fullname, _UTILS[fullname])
+        return None
+
+
+sys.meta_path.insert(0, _TestingUtilsFinder())
+try:
+    from absl import flags
+    flags.FLAGS(sys.argv[:1], known_only=True)
+except Exception:
+    pass
+if _SIDE == "lite":
+    import estimator_lite
+    estimator_lite.install_as_tf_estimator()
+
+# `from <alias package> import x_testing_utils` would find an attribute on the
+# alias module before trying the submodule, so import them up front.
+_PREIMPORT_ERROR = None
+for _name in _PREIMPORT:
+    try:
+        importlib.import_module(_name)
+    except Exception as _error:
+        _PREIMPORT_ERROR = _error
+        break
+
+
+def _alarm(signum, frame):
+    raise TimeoutError(f"Timeout >{_TIMEOUT}s (upstream harness)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    own_alarm = "pytest_timeout" not in sys.modules and _TIMEOUT > 0
+    if own_alarm:
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.alarm(int(_TIMEOUT))
+    try:
+        yield
+    finally:
+        if own_alarm:
+            signal.alarm(0)
+
+
+def pytest_runtest_setup(item):
+    if _PREIMPORT_ERROR is not None:
+        raise _PREIMPORT_ERROR
+
+
+def pytest_runtest_logreport(report):
+    if report.when != "call" and report.outcome == "passed":
+        return
+    crash = getattr(report.longrepr, "reprcrash", None)
+    entry = {"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
+             "message": crash.message if crash is not None else "",
+             "text": str(report.longrepr)[-6000:] if report.longrepr else ""}
+    with open(_LOG, "a") as f:
+        f.write(json.dumps(entry) + "\\n")
+'''
+
+PYTEST_INI = """\
+[pytest]
+python_files = *_test.py
+filterwarnings =
+    ignore::DeprecationWarning
+"""
+
+
+def _parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mirror", required=True, help="git dir of tensorflow/estimator")
+    parser.add_argument("--tag", default=DEFAULT_TAG)
+    parser.add_argument("--side", required=True, choices=("lite", "oracle"))
+    parser.add_argument("--python", help="interpreter (default: per side)")
+    parser.add_argument("--worktree", default=REPO_ROOT,
+                        help="estimator_lite checkout put on PYTHONPATH (lite side)")
+    parser.add_argument("--files", nargs="+", default=list(DEFAULT_FILES),
+                        help=f"test files relative to {TREE}, '.py' optional")
+    parser.add_argument("--out", required=True, help="results JSON")
+    parser.add_argument("--oracle-results", help="oracle JSON: classify lite failures")
+    parser.add_argument("--report", help="also write a markdown summary here")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per test")
+    parser.add_argument("--file-timeout", type=float, default=5400,
+                        help="seconds per test file (the process is killed after)")
+    parser.add_argument("--order", choices=("size", "given"), default="size",
+                        help="run smallest files first (default) or in the given order")
+    parser.add_argument("--classify-only", action="store_true",
+                        help="run nothing: re-classify the results already in --out")
+    parser.add_argument("--keep-tmp", action="store_true")
+    return parser.parse_args(argv)
+
+
+def _git(mirror, *args):
+    return subprocess.run(["git", "-C", mirror, *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _normalise(name):
+    name = name[:-3] if name.endswith(".py") else name
+    return name[len(TREE) + 1:] if name.startswith(TREE + "/") else name
+
+
+def _extract(mirror, tag, files, dest):
+    """Extracts the test files and all testing utils; returns (present, missing, utils)."""
+    listing = _git(mirror, "ls-tree", "-r", "--name-only", tag, TREE).split()
+    present = [name for name in files if f"{TREE}/{name}.py" in listing]
+    missing = [name for name in files if name not in present]
+    utils = [path for path in listing if re.search(r"_testing_utils\w*\.py$", path)]
+    paths = [f"{TREE}/{name}.py" for name in present] + utils
+    archive = subprocess.run(["git", "-C", mirror, "archive", tag, "--", *paths],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", dest], input=archive, check=True)
+    util_modules = {path[:-3].replace("/", "."): os.path.join(dest, path) for path in utils}
+    return present, missing, util_modules
+
+
+def _environment(args, run_dir, utils, preimport, log):
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("PYTEST_", "TF_CONFIG", "UPSTREAM_"))}
+    env.pop("PYTHONPATH", None)
+    if args.side == "lite":
+        env["PYTHONPATH"] = os.path.abspath(args.worktree)
+        env["TF_USE_LEGACY_KERAS"] = "1"
+    env.update(UPSTREAM_SIDE=args.side, UPSTREAM_UTILS=json.dumps(utils),
+               UPSTREAM_PREIMPORT=json.dumps(preimport), UPSTREAM_LOG=log,
+               UPSTREAM_TIMEOUT=str(args.timeout), TEST_TMPDIR=os.path.join(run_dir, "tmp"),
+               TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+    return env
+
+
+def _has_pytest_timeout(python):
+    probe = subprocess.run([python, "-c", "import pytest_timeout"], capture_output=True,
+                           check=False)
+    return probe.returncode == 0
+
+
+def _run_file(args, name, extracted, utils, use_timeout_plugin, scratch):
+    """Runs one test file in its own process; returns its per-test results."""
+    run_dir = os.path.join(scratch, "run", name.replace("/", "__"))
+    os.makedirs(os.path.join(run_dir, "tmp"))
+    source = os.path.join(extracted, TREE, name + ".py")
+    test_file = os.path.join(run_dir, os.path.basename(source))
+    shutil.copy(source, test_file)
+    with open(source) as f:
+        text = f.read()
+    preimport = [module for module in utils if module.rsplit(".", 1)[1] in text]
+    with open(os.path.join(run_dir, "conftest.py"), "w") as f:
+        f.write(CONFTEST)
+    with open(os.path.join(run_dir, "pytest.ini"), "w") as f:
+        f.write(PYTEST_INI)
+    junit = os.path.join(run_dir, "junit.xml")
+    log = os.path.join(run_dir, "reports.jsonl")
+    command = ["nice", "-n", "10", args.python, "-m", "pytest", "-p", "no:cacheprovider",
+               "-p", "no:xdist", "-p", "no:randomly", "-q", "-rN", "-c",
+               os.path.join(run_dir, "pytest.ini"), "--rootdir", run_dir,
+               f"--junitxml={junit}", test_file]
+    if use_timeout_plugin:
+        command.insert(command.index("-q"), f"--timeout={args.timeout:g}")
+    env = _environment(args, run_dir, utils, preimport, log)
+    started = time.time()
+    with open(os.path.join(run_dir, "output.txt"), "w") as output:
+        process = subprocess.Popen(command, cwd=run_dir, env=env, stdout=output,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            returncode = process.wait(timeout=args.file_timeout)
+            killed = False
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            returncode = process.wait()
+            killed = True
+    with open(os.path.join(run_dir, "output.txt"), errors="replace") as f:
+        tail = f.read()[-3000:]
+    tests = _read_junit(junit, name) if os.path.exists(junit) else _read_log(log, name)
+    seconds = round(time.time() - started)
+    return {"returncode": returncode, "killed": killed, "seconds": seconds, "tests": tests,
+            "output_tail": tail if (killed or not tests) else ""}
+
+
+def _test_id(name, classname, testname):
+    cls = classname.rsplit(".", 1)[-1] if "." in classname else ""
+    return "::".join(part for part in (name, cls, testname) if part)
+
+
+def _read_junit(path, name):
+    tests = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        test_id = _test_id(name, case.get("classname", ""), case.get("name", ""))
+        outcome, message, text = "passed", "", ""
+        for tag in ("failure", "error", "skipped"):
+            node = case.find(tag)
+            if node is not None:
+                outcome = {"failure": "failed"}.get(tag, tag)
+                message, text = node.get("message", ""), (node.text or "")
+                break
+        if not case.get("classname") and outcome == "error":
+            test_id, outcome = f"{name}::<collection>", "collection_error"
+        previous = tests.get(test_id)
+        # A teardown error adds a second case for the same test: keep the failure.
+        if previous is None or previous["outcome"] == "passed":
+            tests[test_id] = {"outcome": outcome, "message": message[:1500],
+                              "text": text[-6000:]}
+    return tests
+
+
+def _read_log(path, name):
+    """Per-test results from the conftest's log, for a process that died early."""
+    tests = {}
+    if not os.path.exists(path):
+        return tests
+    with open(path) as f:
+        for line in f:
+            entry = json.loads(line)
+            parts = entry["nodeid"].split("::")
+            test_id = "::".join([name, *parts[1:]])
+            outcome = entry["outcome"]
+            if entry["when"] != "call" and outcome == "failed":
+                outcome = "error"
+            tests.setdefault(test_id, {"outcome": outcome, "text": entry["text"],
+                                       "message": entry["message"][:1500]})
+    return tests
+
+
+# --- classification -----------------------------------------------------------------
+
+_PRIVATE = re.compile(
+    r"estimator_lite does not provide|No module named '?tensorflow_estimator"
+    r"|module '?tensorflow_estimator[\w.]*'? has no attribute"
+    r"|cannot import name '?\w+'? from '?tensorflow_estimator"
+    r"|(?:AttributeError|NotProvidedError): .*has no attribute '_\w+'")
+_WORDING = re.compile(r'AssertionError: (?:"|\').*(?:"|\') does not match (?:"|\')', re.S)
+_TIMEOUT = re.compile(r"Timeout >[\d.]+s|Failed: Timeout")
+
+
+def classify(result):
+    """The bucket of a lite failure (a result dict that is not 'passed')."""
+    outcome = result["outcome"]
+    text = result["message"] + "\n" + result["text"]
+    if outcome == "skipped":
+        return "skipped"
+    if outcome == "timeout" or _TIMEOUT.search(text):
+        return "timeout"
+    if _PRIVATE.search(text):
+        return "private_name"
+    if _WORDING.search(text):
+        return "error_wording"
+    if outcome in ("error", "collection_error", "missing"):
+        return "error"
+    return "behaviour"
+
+
+def error_line(result):
+    """The one line that says what went wrong (the exception pytest reports)."""
+    lines = [line[4:].strip() for line in result["text"].splitlines()
+             if line.startswith("E   ")]
+    for line in lines:
+        if re.match(r"[\w.]*(Error|Exception|Failed|Timeout)\w*:", line):
+            return line[:400]
+    return (lines[0] if lines else result["message"].splitlines()[0]
+            if result["message"] else result["outcome"])[:400]
+
+
+def _compare(results, oracle):
+    """Adds the per-test classification of lite against the oracle to `results`."""
+    comparison = {"files": {}, "tests": {}}
+    totals = collections.Counter()
+    for name, oracle_file in oracle["files"].items():
+        lite_file = results["files"].get(name)
+        if lite_file is None:
+            continue
+        lite_tests = lite_file["tests"]
+        collection = lite_tests.get(f"{name}::<collection>")
+        counts = collections.Counter()
+        for test_id, oracle_test in oracle_file["tests"].items():
+            if oracle_test["outcome"] != "passed":
+                continue
+            counts["oracle_passing"] += 1
+            lite_test = lite_tests.get(test_id)
+            if lite_test is None:
+                lite_test = collection or {
+                    "outcome": "timeout" if lite_file["killed"] else "missing",
+                    "message": "not run (the file's process ended first)",
+                    "text": lite_file.get("output_tail", "")}
+            if lite_test["outcome"] == "passed":
+                counts["lite_passes"] += 1
+                continue
+            bucket = classify(lite_test)
+            counts[bucket] += 1
+            comparison["tests"][test_id] = {"bucket": bucket,
+                                            "error": error_line(lite_test)}
+        comparison["files"][name] = dict(counts)
+        totals.update(counts)
+    comparison["totals"] = dict(totals)
+    return comparison
+
+
+def _markdown(results):
+    comparison = results.get("comparison")
+    side = results["side"]
+    lines = [f"# tf.estimator {results['tag']} unit tests on the {side} side", ""]
+    if comparison is None:
+        lines.append("| file | passed | failed | error | skipped | seconds |")
+        lines.append("|---|---|---|---|---|---|")
+        for name, data in results["files"].items():
+            counts = collections.Counter(t["outcome"] for t in data["tests"].values())
+            lines.append(f"| {name} | {counts['passed']} | {counts['failed']} | "
+                         f"{counts['error'] + counts['collection_error']} | "
+                         f"{counts['skipped']} | {data['seconds']} |")
+        return "\n".join(lines) + "\n"
+    columns = ("oracle_passing", "lite_passes", *BUCKETS)
+    lines.append("| file | " + " | ".join(columns) + " |")
+    lines.append("|---" * (len(columns) + 1) + "|")
+    rows = [*comparison["files"].items(), ("**total**", comparison["totals"])]
+    for name, counts in rows:
+        lines.append(f"| {name} | " + " | ".join(str(counts.get(c, 0)) for c in columns)
+                     + " |")
+    groups = collections.defaultdict(list)
+    for test_id, data in comparison["tests"].items():
+        key = re.sub(r"\d+(\.\d+)?", "N", data["error"])[:160]
+        groups[(data["bucket"], key)].append(test_id)
+    lines += ["", "## Failures grouped by error line", ""]
+    for (bucket, key), ids in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"- **{len(ids)}** [{bucket}] `{key}` e.g. {', '.join(ids[:2])}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    args = _parse_args(argv)
+    args.python = args.python or DEFAULT_PYTHON[args.side]
+    if args.classify_only:
+        with open(args.out) as f:
+            results = json.load(f)
+        with open(args.oracle_results) as f:
+            results["comparison"] = _compare(results, json.load(f))
+        _write(args, results)
+        return 0
+    files = list(dict.fromkeys(_normalise(name) for name in args.files))
+    scratch = tempfile.mkdtemp(prefix=f"upstream-{args.side}-")
+    extracted = os.path.join(scratch, "src")
+    os.makedirs(extracted)
+    present, missing, utils = _extract(args.mirror, args.tag, files, extracted)
+    if args.order == "size":
+        present.sort(key=lambda n: os.path.getsize(f"{extracted}/{TREE}/{n}.py"))
+    use_timeout_plugin = _has_pytest_timeout(args.python)
+    results = {"side": args.side, "tag": args.tag, "python": args.python,
+               "worktree": os.path.abspath(args.worktree) if args.side == "lite" else None,
+               "missing_files": missing, "files": {}}
+    for name in present:
+        print(f"[{time.strftime('%H:%M:%S')}] {name} ...", flush=True)
+        data = _run_file(args, name, extracted, utils, use_timeout_plugin, scratch)
+        results["files"][name] = data
+        counts = collections.Counter(t["outcome"] for t in data["tests"].values())
+        print(f"    {dict(counts)} in {data['seconds']}s", flush=True)
+        _write(args, results)  # partial results survive an interrupted run
+    if args.oracle_results:
+        with open(args.oracle_results) as f:
+            results["comparison"] = _compare(results, json.load(f))
+    _write(args, results)
+    if missing:
+        print(f"not in {args.tag}: {', '.join(missing)}")
+    if not args.keep_tmp:
+        shutil.rmtree(scratch, ignore_errors=True)
+    else:
+        print(f"kept {scratch}")
+    return 0
+
+
+def _write(args, results):
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+    if args.report:
+        with open(args.report, "w") as f:
+            f.write(_markdown(results))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
