@@ -163,10 +163,36 @@ _PRIVATE = {
     "tpu.iteration_count_estimator": (TPU,),
     "tpu._tpu_estimator_embedding": (TPU,),
 }
+# tf.estimator's canned modules define each class twice: `<Name>` is the v1
+# (tf.compat.v1.estimator) class and `<Name>V2` the TF2 one; libraries and tests
+# import both by module path, and the two train differently (loss reduction,
+# optimizers), so each name resolves to its own flavor.
+_CANNED_CLASSES = {
+    "canned.baseline": ("BaselineClassifier", "BaselineEstimator", "BaselineRegressor"),
+    "canned.dnn": ("DNNClassifier", "DNNEstimator", "DNNRegressor"),
+    "canned.linear": ("LinearClassifier", "LinearEstimator", "LinearRegressor"),
+    "canned.dnn_linear_combined": ("DNNLinearCombinedClassifier",
+                                   "DNNLinearCombinedEstimator",
+                                   "DNNLinearCombinedRegressor"),
+}
+
+
+def _flavored(names):
+    attributes = {}
+    for name in names:
+        attributes[name] = f"{V1_API}:{name}"
+        attributes[f"{name}V2"] = f"{V2_API}:{name}"
+    return attributes
+
+
 _PRIVATE_ATTRIBUTES = {
-    # tf.estimator's v2 Estimator class, which libraries subclass by this name.
-    "estimator": {"EstimatorV2": "estimator_lite.estimator:Estimator"},
+    # tf.estimator's v2 Estimator class, which libraries subclass by this name; the
+    # module's `Estimator` is the v1 class (with export_savedmodel).
+    "estimator": {"EstimatorV2": "estimator_lite.estimator:Estimator",
+                  "Estimator": f"{V1_API}:Estimator"},
     "estimator_lib": {"EstimatorV2": "estimator_lite.estimator:Estimator"},
+    "model_fn": {"call_logit_fn": "estimator_lite.experimental:call_logit_fn"},
+    **{path: _flavored(names) for path, names in _CANNED_CLASSES.items()},
     "keras": {"model_to_estimator": MODEL_TO_ESTIMATOR},
     "keras_lib": {"model_to_estimator": MODEL_TO_ESTIMATOR},
 }

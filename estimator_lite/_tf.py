@@ -15,6 +15,7 @@ import contextlib
 import sys
 
 import tensorflow.compat.v1 as tf
+from google.protobuf.message import DecodeError as ProtoDecodeError  # TF's protobuf
 
 logging = tf.logging
 
@@ -111,18 +112,7 @@ def feature_transformation_cache(features):
     return cache_class(features)
 
 
-def tensorflow_module(path=()):
-    """The module reached from the `tensorflow` package through attributes `path`.
-
-    For `estimator_lite.install`, which sets `estimator` on `tensorflow`,
-    `tf.compat.v1`, `tf.compat.v2` and `tf.keras` (e.g. ``("compat", "v1")``).
-    """
-    module = sys.modules["tensorflow"]
-    for name in path:
-        module = getattr(module, name)
-    return module
-
-
-__all__ = ["DATASET_TYPES", "TENSOR_TYPES", "VARIABLE_TYPES", "add_control_inputs",
+__all__ = ["DATASET_TYPES", "ProtoDecodeError", "TENSOR_TYPES", "VARIABLE_TYPES",
+           "add_control_inputs",
            "feature_transformation_cache", "isolated_keras_names", "logging",
-           "tensorflow_module", "tf"]
+           "tf"]

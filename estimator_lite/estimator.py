@@ -15,6 +15,7 @@ Other modules (extenders, hooks) use an Estimator only through its public API
 and the package interface at the end of this module, never its privates.
 """
 
+import copy
 import os
 
 from estimator_lite import model_fn as model_fn_lib
@@ -39,6 +40,33 @@ from estimator_lite.run_config import RunConfig
 
 __all__ = ["Estimator", "VocabInfo", "WarmStartSettings"]
 
+# What a subclass of Estimator may redefine (tf.estimator's list); every other
+# member is the Estimator's own, so train/evaluate/predict/export behave as
+# documented whatever the subclass (canned estimators included).
+_OVERRIDABLE = frozenset({
+    "model_fn", "_create_and_assert_global_step", "_export_all_saved_models",
+    "_tf_api_names", "_tf_api_names_v1", "_estimator_api_names",
+    "_estimator_api_names_v1", "_estimator_api_constants",
+    "_estimator_api_constants_v1", "latest_checkpoint"})
+
+
+def _check_members_not_overridden(estimator):
+    """Raises ValueError when the estimator's class redefines an Estimator member.
+
+    As tf.estimator: only the class itself is inspected, and TPUEstimator (TF's
+    own) may redefine anything.
+    """
+    cls = type(estimator)
+    if cls is Estimator or cls.__name__ == "TPUEstimator":
+        return
+    ours = {m for m in dir(Estimator) if not m.startswith("__")}
+    overridden = sorted(m for m in ours & set(vars(cls)) - _OVERRIDABLE
+                        if getattr(Estimator, m) != getattr(cls, m))
+    if overridden:
+        raise ValueError(f"subclasses of Estimator cannot override its members: "
+                         f"{cls.__name__} overrides {overridden}")
+
+
 class Estimator:
     """Trains, evaluates, predicts with and exports a `model_fn`.
 
@@ -56,18 +84,21 @@ class Estimator:
           ValueError: model_fn's arguments are wrong, or model_dir conflicts with
             config.model_dir.
         """
-        self._model_fn = model_fn_lib.check_model_fn(model_fn)
+        _check_members_not_overridden(self)
         if config is None:
             config = RunConfig()
         if not isinstance(config, RunConfig):
-            raise TypeError(f"config must be an estimator_lite.RunConfig, got "
-                            f"{config!r} of type {type(config).__name__}")
-        if params is not None and not isinstance(params, dict):
-            raise TypeError(f"params must be a dict or None, got {params!r}")
+            raise validation.WrongTypeError(
+                f"config must be an estimator_lite.RunConfig, got {config!r} of type "
+                f"{type(config).__name__}")
         self._model_dir = model_dir_lib.resolve_model_dir(model_dir, config.model_dir)
         self._config = (config if config.model_dir == self._model_dir
                         else config.replace(model_dir=self._model_dir))
-        self._params = dict(params or {})
+        if model_fn is None:
+            raise ValueError("model_fn must be given to the Estimator, got None")
+        self._model_fn = model_fn_lib.check_model_fn(model_fn, params)
+        # Any object, as tf.estimator (e.g. an HParams); copied, never shared.
+        self._params = copy.deepcopy(params or {})
         if isinstance(warm_start_from, (str, os.PathLike)):
             warm_start_from = WarmStartSettings(warm_start_from)
         if warm_start_from is not None and not isinstance(warm_start_from,
@@ -79,7 +110,7 @@ class Estimator:
 
     model_dir = property(lambda self: self._model_dir, doc="Checkpoint directory.")
     config = property(lambda self: self._config, doc="The RunConfig.")
-    params = property(lambda self: dict(self._params), doc="A copy of params.")
+    params = property(lambda self: copy.deepcopy(self._params), doc="A copy of params.")
 
     @property
     def model_fn(self):
@@ -122,10 +153,8 @@ class Estimator:
                              "labels")
         spec = model_fn_lib.invoke_model_fn(self._model_fn, available)
         if not isinstance(spec, EstimatorSpec):
-            raise TypeError(f"model_fn must return an EstimatorSpec, got {spec!r}")
-        if spec.mode != mode:
-            raise ValueError(f"model_fn was called in mode {mode!r} but returned an "
-                             f"EstimatorSpec for mode {spec.mode!r}")
+            raise validation.WrongTypeError(
+                f"model_fn must return an EstimatorSpec, got {spec!r}")
         return spec
 
     def _device_fn(self):

@@ -42,12 +42,12 @@ SummarySaverHook = tf.train.SummarySaverHook
 class InMemoryEvaluatorHook(tf.train.SessionRunHook):
     """Evaluates the model's current (in-memory) variables during training.
 
-    Every `every_n_iter` local steps, and once at the end, the training session's
-    variable values are copied into a fresh evaluation graph of the same
-    estimator and evaluated on `input_fn`, without writing a checkpoint. Results
-    go to ``eval_dir(name)`` like `Estimator.evaluate`'s; the last one is in
-    `last_metrics`. Only the estimator's own (single-process) training is
-    supported: a ps cluster holds the variables elsewhere.
+    As tf.estimator's: once when the training session is created (the model
+    before training), every `every_n_iter` local steps, and once at the end, the
+    training session's variable values are copied into an evaluation graph of
+    the same estimator and evaluated on `input_fn`, without writing a checkpoint.
+    Results go to ``eval_dir(name)`` like `Estimator.evaluate`'s; the last one is
+    in `last_metrics`. Only single-process training is supported.
     """
 
     def __init__(self, estimator, input_fn, steps=None, hooks=None, name=None,
@@ -56,9 +56,11 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
 
         Raises:
           TypeError: input_fn not callable, hooks not SessionRunHooks, a wrong type.
-          ValueError: every_n_iter < 1, steps < 1, or the estimator trains on a
-            cluster with ps tasks.
+          ValueError: every_n_iter is None or < 1, steps < 1, or the estimator
+            trains on a cluster (ps tasks or several workers).
         """
+        if every_n_iter is None:
+            raise ValueError("every_n_iter must be an int >= 1, got None")
         self._estimator = estimator
         self._input_fn = validation.check_callable("input_fn", input_fn)
         self._steps = validation.check_int("steps", steps, 1, allow_none=True)
@@ -68,10 +70,12 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
         self._name = name
         self._timer = Timer(every_steps=validation.check_int("every_n_iter",
                                                              every_n_iter, 1))
-        if estimator.config.num_ps_replicas:
-            raise ValueError("InMemoryEvaluatorHook needs the variables in this "
-                             "process; got a config with "
-                             f"{estimator.config.num_ps_replicas} ps tasks")
+        config = estimator.config
+        if config.num_ps_replicas > 0 or config.num_worker_replicas > 1:
+            raise ValueError(
+                "InMemoryEvaluatorHook needs the variables in this process (single "
+                f"machine training); got a config with {config.num_ps_replicas} ps "
+                f"tasks and {config.num_worker_replicas} workers")
         self._variables = None
         self.last_metrics = None
 
@@ -79,7 +83,18 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
         self._variables = {v.op.name: v for v in tf.global_variables()}
 
     def after_create_session(self, session, coord):
+        """Evaluates the model before training, as tf.estimator's hook does.
+
+        Raises:
+          ValueError: the training graph has saveables other than variables
+            (their state cannot be copied into the evaluation graph).
+        """
+        if tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS):
+            raise ValueError("InMemoryEvaluatorHook copies variables only; the "
+                             "training graph has other saveable objects: "
+                             f"{tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS)}")
         self._timer.start()
+        self._evaluate(session)
 
     def after_run(self, run_context, run_values):
         if self._timer.tick():

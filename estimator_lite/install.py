@@ -539,11 +539,17 @@ def _install():
 
 
 def _tensorflow_module(path):
-    """The module at attribute `path` from the tensorflow package (estimator_lite._tf)."""
-    # Imported here, not at the top: `import estimator_lite.install` (and the runner)
-    # must not import TensorFlow; by now the program has.
-    from estimator_lite._tf import tensorflow_module  # noqa: PLC0415
-    return tensorflow_module(path)
+    """The module at attribute `path` from the tensorflow package, just imported.
+
+    Read from sys.modules, importing nothing: this runs inside the program's first
+    `import tensorflow`, which may itself come from estimator_lite._tf being
+    imported (a first lookup through an alias), so that module can be only half
+    initialised here.
+    """
+    module = sys.modules["tensorflow"]
+    for name in path:
+        module = getattr(module, name)
+    return module
 
 
 def _set_attribute(owner, name, value):

@@ -4,25 +4,35 @@ tf-keras's `tf.keras.estimator.model_to_estimator` needs tensorflow_estimator; t
 one builds an estimator_lite.Estimator whose model_fn rebuilds the model from its
 config in each graph (Keras 3 layers, or tf-keras layers under TF_USE_LEGACY_KERAS=1,
 run in graph mode) and uses what `compile()` recorded:
-- loss: the compiled loss object (plus the model's regularization losses);
+- loss: the compiled loss (plus the model's regularization losses); a loss given
+  by name ('mse') or as a function is averaged over the batch, as compile() does;
 - optimizer: mapped to the graph optimizer with the same class and hyperparameters
   (estimator_lite.canned.optimizers), or a clear error for one that has none;
 - metrics: each compiled metric as a tf.compat.v1 metric with Keras' update rule
-  (accuracy family, MSE, MAE), named as Keras names them (`metric_names_map`
+  (accuracy family, MSE, MAE, AUC), named as Keras names them (`metric_names_map`
   renames), plus `loss`;
 - the model's current weights: written to `<model_dir>/keras/keras_model.ckpt` and
   warm-started from when training starts without a checkpoint, as tf.estimator did;
-- predictions and the serving signature keyed by the model's output names.
+- predictions and the serving signature keyed by the model's output names;
+  features looked up by the model's input names (a KeyError when one is
+  missing, as tf.estimator raised).
+
+A user's subclass of Sequential, or of a functional model, trains as the plain
+Sequential / functional model of its layers (tf.estimator cloned it into one); a
+subclassed keras.Model (structure in `call`) is refused with a ValueError, as
+tf.estimator refused it.
 
 Checkpoints are name-based (`dense/kernel`) whatever `checkpoint_format` says, so a
 model_dir written by tf.estimator's model_to_estimator (object-based names) does not
 load here: start from the Keras model's weights instead.
 """
 
+import copy
 import importlib
 import os
 import re
 
+from estimator_lite import _keras
 from estimator_lite._tf import logging, tf
 from estimator_lite.canned import optimizers as optimizers_lib
 from estimator_lite.estimator import Estimator, WarmStartSettings
@@ -54,12 +64,31 @@ def graph_optimizer_factory(keras_optimizer):
 # Model structure ---------------------------------------------------------------------
 
 
-def _input_names(model):
+def _structure(model):
+    """(class, config) that rebuild the model's structure in any graph.
+
+    A user's subclass of Sequential is rebuilt as a plain Sequential of its
+    layers, and a user's subclass of a functional model (its constructor calls
+    `super().__init__(inputs, outputs)`) as a plain functional model of the same
+    layers, as tf.estimator's model cloning did: their own constructors may take
+    other arguments than the config holds.
+    """
+    sequential = _keras.keras_base(type(model), ("Sequential",))
+    if sequential is not None:
+        return sequential, model.get_config()
+    own_class = _keras.keras_package(type(model)) is None
+    if own_class and _keras.keras_base(type(model), ("Functional",)) is not None:
+        keras_model_class = _keras_package(model).Model
+        plain = keras_model_class(model.inputs, model.outputs, name=model.name)
+        return keras_model_class, plain.get_config()
+    return type(model), model.get_config()
+
+
+def _input_names(model, config):
     """Feature keys the model's inputs are looked up under."""
     names = getattr(model, "input_names", None)  # Keras 2 / tf-keras
     if names:
         return list(names)
-    config = model.get_config()
     layers = config.get("input_layers")
     if layers:  # Keras 3 functional: [name, 0, 0] or a list of those
         layers = [layers] if isinstance(layers[0], str) else layers
@@ -77,29 +106,57 @@ def _output_names(model):
     return [model.layers[-1].name]  # Keras 3 Sequential: its last layer
 
 
-def _legacy_input_name(model):
-    """Keras 2's name for a Sequential input ('dense_input'), which tutorials use."""
-    return f"{model.layers[0].name}_input" if model.layers else None
+# The names Keras 3 gives an unnamed input layer: input_layer, input_layer_1, ...
+_KERAS3_INPUT_NAME = re.compile(r"input_layer(_\d+)?")
+
+
+def _legacy_input_name(model, input_names):
+    """Keras 2's name for a Keras 3 Sequential's input ('dense_input'), or None.
+
+    Keras 2 named a Sequential's input after its first layer, and tutorials key
+    their features by it; Keras 3 names it 'input_layer'. Only that case gets
+    the alias: a named input, or a tf-keras model (Keras 2's names), does not.
+    """
+    if (len(input_names) != 1 or not model.layers
+            or not _KERAS3_INPUT_NAME.fullmatch(input_names[0])
+            or _keras.keras_base(type(model), ("Sequential",)) is None
+            or _keras_package(model).__name__ != "keras"):
+        return None
+    return f"{model.layers[0].name}_input"
+
+
+class _MissingFeaturesError(KeyError):
+    """KeyError whose message prints as written (KeyError would quote it)."""
+
+    def __str__(self):
+        return str(self.args[0])
 
 
 def _model_inputs(features, input_names, legacy_name):
     """The model's inputs from what the input_fn / serving receiver gave.
 
+    A dict is looked up by the model's input names (extra keys are ignored); a
+    single-input Keras 3 Sequential also answers to Keras 2's name for it
+    (`legacy_name`, '<first layer>_input', which tutorials use).
+
     Raises:
-      ValueError: a dict of features misses one of the model's input names.
+      KeyError: a dict of features misses one of the model's input names (as
+        tf.estimator raises: a wrong key is an error, not silently used).
     """
     if not isinstance(features, dict):
         return features
-    if all(name in features for name in input_names):
-        values = [features[name] for name in input_names]
-        return values[0] if len(values) == 1 else values
-    if len(input_names) == 1:
-        if legacy_name in features:
-            return features[legacy_name]
-        if len(features) == 1:
-            return next(iter(features.values()))
-    raise ValueError(f"features must be keyed by the Keras model's input names "
-                     f"{input_names}, got keys {sorted(features)}")
+    if legacy_name is not None and input_names[0] not in features and (
+            legacy_name in features):
+        return features[legacy_name]
+    missing = [name for name in input_names if name not in features]
+    if missing:
+        alias = f" (or Keras 2's name {legacy_name!r})" if legacy_name else ""
+        raise _MissingFeaturesError(
+            f"features must hold every input of the Keras model: expected keys "
+            f"{sorted(input_names)}{alias}, got keys {sorted(features)}, missing "
+            f"{sorted(missing)}")
+    values = [features[name] for name in input_names]
+    return values[0] if len(values) == 1 else values
 
 
 def _by_output(value, output_names, what):
@@ -129,12 +186,59 @@ def _by_output(value, output_names, what):
 
 
 def _keras_package(model):
-    """The Keras the model was built with: `keras` (Keras 3) or `tf_keras`."""
-    return importlib.import_module(type(model).__module__.split(".")[0])
+    """The Keras the model was built with: `keras` (Keras 3) or `tf_keras`.
+
+    Decided from the model's Keras base class, never from the module of its own
+    class: a user's subclass (defined in `__main__`, say) is what its base is.
+
+    Raises:
+      TypeError: `model` is not a Keras model.
+    """
+    base = _keras.keras_base(type(model), ("Model",))
+    if base is None:
+        raise TypeError(f"keras_model must be a Keras model (keras.Model or "
+                        f"tf_keras.Model), got {model!r}")
+    return importlib.import_module(_keras.keras_package(base))
+
+
+def _same_rank(labels, predictions):
+    """Labels and predictions brought to one rank, as Keras' loss wrapper does.
+
+    A rank-1 tensor beside a rank-2 one whose last dimension is 1 gets that
+    dimension added, so a per-example loss compares labels (batch,) with
+    predictions (batch, 1) element by element, not broadcast.
+    """
+    labels = tf.convert_to_tensor(labels)
+    label_rank, prediction_rank = labels.shape.ndims, predictions.shape.ndims
+    if label_rank is None or prediction_rank is None:
+        return labels, predictions
+    if prediction_rank == label_rank + 1 and predictions.shape[-1] == 1:
+        labels = tf.expand_dims(labels, -1) if label_rank == 1 else labels
+        predictions = predictions if label_rank == 1 else tf.squeeze(predictions, -1)
+    elif label_rank == prediction_rank + 1 and labels.shape[-1] == 1:
+        predictions = (tf.expand_dims(predictions, -1) if prediction_rank == 1
+                       else predictions)
+        labels = labels if prediction_rank == 1 else tf.squeeze(labels, -1)
+    return labels, predictions
+
+
+def _mean_over_batch(fn):
+    """A per-example loss function reduced as compile() reduces it.
+
+    Keras wraps a loss given by name or as a plain function so that its
+    per-example values are averaged over every element (`sum_over_batch_size`);
+    a Keras `Loss` object reduces itself.
+    """
+    def loss(labels, predictions):
+        labels, predictions = _same_rank(labels, predictions)
+        return tf.reduce_mean(fn(labels, predictions))
+    loss.fn = fn  # What _loss_kind reads (the name 'accuracy' resolves by).
+    loss.__name__ = getattr(fn, "__name__", "loss")
+    return loss
 
 
 def _losses_by_output(model, output_names):
-    """Output name -> a loss callable (y_true, y_pred), from `compile(loss=...)`."""
+    """Output name -> a scalar loss callable (y_true, y_pred), from compile(loss=...)."""
     losses_module = _keras_package(model).losses
     loss = model.loss
     if isinstance(loss, dict):
@@ -143,8 +247,13 @@ def _losses_by_output(model, output_names):
         per_output = dict(zip(output_names, loss, strict=True))
     else:
         per_output = dict.fromkeys(output_names, loss)
-    return {n: losses_module.get(value) if isinstance(value, str) else value
-            for n, value in per_output.items()}
+    result = {}
+    for name, value in per_output.items():
+        loss_fn = losses_module.get(value) if isinstance(value, str) else value
+        if _keras.keras_base(type(loss_fn), ("Loss",)) is None:
+            loss_fn = _mean_over_batch(loss_fn)
+        result[name] = loss_fn
+    return result
 
 
 def _loss_kind(loss):
@@ -184,7 +293,44 @@ _ERROR_METRICS = {
     "mae": tf.metrics.mean_absolute_error,
     "mean_absolute_error": tf.metrics.mean_absolute_error,
 }
-SUPPORTED_METRICS = sorted(["accuracy", "acc", *_ACCURACY_KINDS, *_ERROR_METRICS])
+SUPPORTED_METRICS = sorted(["accuracy", "acc", "auc", *_ACCURACY_KINDS,
+                            *_ERROR_METRICS])
+# Keras AUC's summation methods as tf.compat.v1.metrics.auc names them: Keras'
+# 'interpolation' is the trapezoidal rule on ROC and Davis & Goadrich's
+# interpolation on PR, which is tf.compat.v1's 'careful_interpolation'.
+_AUC_SUMMATION = {"interpolation": "careful_interpolation", "minoring": "minoring",
+                  "majoring": "majoring"}
+
+
+def _auc_builder(config):
+    """builder(labels, predictions) for a Keras AUC metric with `config`.
+
+    Raises:
+      ValueError: options with no tf.compat.v1.metrics.auc equivalent
+        (multi_label, label_weights) or an unknown curve / summation method.
+    """
+    if config.get("multi_label") or config.get("label_weights") is not None:
+        raise ValueError("keras_model metric AUC: multi_label and label_weights have "
+                         "no graph-mode equivalent in model_to_estimator, got "
+                         f"multi_label={config.get('multi_label')!r}, label_weights="
+                         f"{config.get('label_weights')!r}")
+    curve = str(config.get("curve", "ROC")).upper()
+    method = str(config.get("summation_method", "interpolation")).lower()
+    if curve not in ("ROC", "PR") or method not in _AUC_SUMMATION:
+        raise ValueError(f"keras_model metric AUC: curve must be ROC or PR and "
+                         f"summation_method one of {sorted(_AUC_SUMMATION)}, got "
+                         f"curve={curve!r}, summation_method={method!r}")
+    thresholds = config.get("thresholds")
+    from_logits = bool(config.get("from_logits"))
+
+    def build(labels, predictions):
+        predictions = tf.sigmoid(predictions) if from_logits else predictions
+        return tf.metrics.auc(
+            tf.cast(labels, tf.bool), tf.cast(predictions, tf.float32),
+            num_thresholds=int(config.get("num_thresholds") or 200), curve=curve,
+            summation_method=_AUC_SUMMATION[method],
+            thresholds=list(thresholds) if thresholds is not None else None)
+    return build
 
 
 def _snake(name):
@@ -204,13 +350,16 @@ def _metric_spec(metric, loss):
             class_name, config = metric.get("class_name", ""), metric.get("config", {})
         else:
             class_name, config = type(metric).__name__, metric.get_config()
-        key = {"Accuracy": "accuracy_exact"}.get(class_name, _snake(class_name))
+        key = {"Accuracy": "accuracy_exact", "AUC": "auc"}.get(class_name,
+                                                            _snake(class_name))
         name, threshold = config.get("name", key), config.get("threshold", 0.5)
     if key in ("accuracy", "acc"):
         kind = _loss_kind(loss) or "categorical"
         return name, lambda y, p: _accuracy(kind, y, p, threshold)
     if key in _ACCURACY_KINDS:
         return name, lambda y, p: _accuracy(_ACCURACY_KINDS[key], y, p, threshold)
+    if key == "auc":
+        return name, _auc_builder(config if not isinstance(metric, str) else {})
     if key in _ERROR_METRICS:
         fn = _ERROR_METRICS[key]
         return name, lambda y, p: fn(tf.cast(y, p.dtype), p)
@@ -249,12 +398,13 @@ def _metric_builders(model, output_names, losses, metric_names_map):
 # Weights -----------------------------------------------------------------------------
 
 
-def _rebuild(model):
-    """A fresh copy of the model's structure, built in the current graph."""
-    return type(model).from_config(model.get_config())
+def _rebuild(structure):
+    """A fresh copy of the model's structure (see `_structure`), in the current graph."""
+    cls, config = structure
+    return cls.from_config(copy.deepcopy(config))  # from_config may change its argument
 
 
-def _write_keras_checkpoint(model, path):
+def _write_keras_checkpoint(model, structure, path):
     """Saves the model's current weights under the names the model_fn's graph uses.
 
     Returns:
@@ -262,7 +412,7 @@ def _write_keras_checkpoint(model, path):
     """
     weights = model.get_weights()
     with tf.Graph().as_default():
-        clone = _rebuild(model)
+        clone = _rebuild(structure)
         clone.build(model.input_shape)
         variables = [_tf_variable(w) for w in clone.weights]
         with tf.Session() as session:
@@ -310,16 +460,32 @@ def _check_model(keras_model, keras_model_path, custom_objects):
                              f"{keras_model_path!r}")
         keras_model = _loading_keras().models.load_model(keras_model_path,
                                                          custom_objects=custom_objects)
+    _check_structure(keras_model)
     if getattr(keras_model, "optimizer", None) is None or keras_model.loss is None:
         raise ValueError("The given keras model has not been compiled yet: call "
                          "model.compile(optimizer, loss, metrics) before "
                          f"model_to_estimator; got {keras_model!r}")
-    try:
-        keras_model.get_config()
-    except NotImplementedError as e:
-        raise ValueError("model_to_estimator needs a Sequential or functional Keras "
-                         f"model (rebuilt from its config), got {keras_model!r}") from e
     return keras_model
+
+
+def _check_structure(keras_model):
+    """Refuses a subclassed model: only a Sequential or functional one is rebuilt.
+
+    tf.estimator refused it too (a ValueError) with the default object-based
+    checkpoints; here the model_fn rebuilds the model from its config, which a
+    subclassed model's config cannot do, whatever the checkpoint format.
+
+    Raises:
+      TypeError: not a Keras model.
+      ValueError: a subclassed keras.Model.
+    """
+    _keras_package(keras_model)
+    if _keras.keras_base(type(keras_model), ("Sequential", "Functional")) is None:
+        raise ValueError(
+            "model_to_estimator does not support subclassed Keras models (object-"
+            "based checkpoints of them are not supported, and they cannot be rebuilt "
+            "from their config); build the model with keras.Sequential or the "
+            f"functional API, got {type(keras_model).__name__}")
 
 
 # Variable writes a layer call makes besides computing its outputs: BatchNorm moving
@@ -344,15 +510,16 @@ def _call_with_state_updates(clone, inputs, training):
     return outputs, updates
 
 
-def _make_model_fn(model, export_outputs, metric_names_map):
-    input_names, output_names = _input_names(model), _output_names(model)
-    legacy_name = _legacy_input_name(model)
+def _make_model_fn(model, structure, export_outputs, metric_names_map):
+    input_names = _input_names(model, structure[1])
+    output_names = _output_names(model)
+    legacy_name = _legacy_input_name(model, input_names)
     losses = _losses_by_output(model, output_names)
     metric_builders = _metric_builders(model, output_names, losses, metric_names_map)
     new_optimizer = graph_optimizer_factory(model.optimizer)
 
     def model_fn(features, labels, mode):
-        clone = _rebuild(model)
+        clone = _rebuild(structure)
         outputs, state_updates = _call_with_state_updates(
             clone, _model_inputs(features, input_names, legacy_name),
             training=mode == ModeKeys.TRAIN)
@@ -416,7 +583,8 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
         raise TypeError(f"metric_names_map must be a dict or None, got "
                         f"{metric_names_map!r}")
     model = _check_model(keras_model, keras_model_path, custom_objects)
-    model_fn = _make_model_fn(model, export_outputs, metric_names_map)
+    structure = _structure(model)
+    model_fn = _make_model_fn(model, structure, export_outputs, metric_names_map)
     estimator = Estimator(model_fn, model_dir=model_dir, config=config)
     checkpoint = os.path.join(estimator.model_dir, _KERAS_CHECKPOINT)
     if estimator.latest_checkpoint() is not None:
@@ -424,7 +592,7 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
                      "the Keras model's weights", estimator.model_dir)
         return estimator
     os.makedirs(os.path.dirname(checkpoint), exist_ok=True)
-    names = _write_keras_checkpoint(model, checkpoint)
+    names = _write_keras_checkpoint(model, structure, checkpoint)
     warm_start = WarmStartSettings(checkpoint, vars_to_warm_start=[
         re.escape(name) + ":" for name in names])
     return Estimator(model_fn, model_dir=estimator.model_dir, config=estimator.config,

@@ -250,18 +250,28 @@ class EstimatorSpec(_SpecTuple):
 _MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
 
 
-def check_model_fn(model_fn):
+def check_model_fn(model_fn, params=None):
     """Checks that `model_fn` is callable and declares only model_fn arguments.
+
+    Args:
+      model_fn: the model_fn.
+      params: the Estimator's params (a model_fn given params must take them).
 
     Returns:
       model_fn.
 
     Raises:
       TypeError: not callable.
-      ValueError: no `features` argument, or an argument a model_fn cannot get.
+      ValueError: no `features` argument, an argument a model_fn cannot get, or
+        params given to a model_fn without a `params` argument.
     """
     validation.check_callable("model_fn", model_fn)
-    return fn_args.check_declared_args("model_fn", model_fn, _MODEL_FN_ARGS, ("features",))
+    fn_args.check_declared_args("model_fn", model_fn, _MODEL_FN_ARGS, ("features",))
+    declared = fn_args.declared_args(model_fn)
+    if params is not None and declared is not None and "params" not in declared:
+        raise ValueError(f"params were given to the Estimator ({params!r}) but "
+                         f"model_fn {model_fn!r} takes no params argument")
+    return model_fn
 
 
 _LEGACY_KERAS_HINT = (

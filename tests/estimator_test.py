@@ -2,6 +2,7 @@
 
 import glob
 import os
+import types
 
 import numpy as np
 import pytest
@@ -98,10 +99,13 @@ def test_steps_and_max_steps_validation(tmp_path):
     est = models.make_estimator(tmp_path)
     with pytest.raises(ValueError, match=ERR_STEPS_AND_MAX):
         est.train(models.input_fn(), steps=1, max_steps=2)
-    with pytest.raises(ValueError, match="steps must be >= 1"):
+    with pytest.raises(ValueError, match="steps must be > 0"):
         est.train(models.input_fn(), steps=0)
-    with pytest.raises(TypeError, match="max_steps must be an int"):
+    with pytest.raises(TypeError, match="max_steps must be a number"):
         est.train(models.input_fn(), max_steps="10")
+    # A float count (max_steps=1e6 from a config file) is fine, as on tf.estimator.
+    est.train(models.input_fn(), max_steps=3.0)
+    assert est.get_variable_value("global_step") == 3
     with pytest.raises(TypeError, match="hooks must contain only SessionRunHook"):
         est.train(models.input_fn(), steps=1, hooks=[object()])
 
@@ -225,6 +229,9 @@ def test_nan_loss_stops_training(tmp_path):
     est = el.Estimator(model_fn, config=el.RunConfig(model_dir=str(tmp_path)))
     with pytest.raises(el.NanLossDuringTrainingError, match="after global step 3"):
         est.train(models.input_fn(), max_steps=10)
+    # The class tf.estimator users catch (tf.compat.v1.train's) catches ours too.
+    with pytest.raises(tf2.compat.v1.train.NanLossDuringTrainingError):
+        est.train(models.input_fn(), max_steps=10)
 
 
 class _FetchingHook(tf.train.SessionRunHook):
@@ -284,8 +291,15 @@ def test_estimator_argument_errors(tmp_path):
         el.Estimator(lambda inputs, mode: None)
     with pytest.raises(ValueError, match="unknown arguments"):
         el.Estimator(lambda features, extra: None)
-    with pytest.raises(TypeError, match="params must be a dict"):
-        el.Estimator(models.linear_model_fn, params=[1])
+    # tf.estimator's rules: params may be any object (an HParams, say), but only a
+    # model_fn taking `params` may be given them; a missing model_fn is a ValueError.
+    with pytest.raises(ValueError, match="takes no params argument"):
+        el.Estimator(lambda features, labels, mode: None, params={"lr": 0.1})
+    with pytest.raises(ValueError, match="model_fn must be given"):
+        el.Estimator(None)
+    hparams = types.SimpleNamespace(learning_rate=0.1)
+    est = el.Estimator(models.linear_model_fn, params=hparams)
+    assert est.params.learning_rate == 0.1 and est.params is not hparams
     with pytest.raises(ValueError, match="differs from config.model_dir"):
         el.Estimator(models.linear_model_fn, model_dir=str(tmp_path / "a"),
                      config=el.RunConfig(model_dir=str(tmp_path / "b")))
@@ -300,14 +314,35 @@ def test_model_dir_defaults_and_config_sync(tmp_path):
     assert os.path.isdir(temp.model_dir)
 
 
-def test_model_fn_must_return_spec_for_its_mode(tmp_path):
+def test_model_fn_must_return_a_spec_of_any_mode(tmp_path):
+    # As tf.estimator: a spec built for another mode is used for what it holds
+    # (old programs hard-code mode=TRAIN), and anything but a spec is refused.
     def model_fn(features, labels, mode):
-        spec = models.linear_model_fn(features, labels, el.ModeKeys.EVAL, {})
-        return spec if mode == el.ModeKeys.TRAIN else None
+        if mode == el.ModeKeys.PREDICT:
+            return None
+        return models.linear_model_fn(features, labels, el.ModeKeys.TRAIN, {})
 
     est = el.Estimator(model_fn, model_dir=str(tmp_path))
-    with pytest.raises(ValueError, match="returned an EstimatorSpec for mode 'eval'"):
-        est.train(models.input_fn(), steps=1)
+    est.train(models.input_fn(), steps=2)
+    assert est.evaluate(models.input_fn(), steps=1)["global_step"] == 2
+    for error in (TypeError, ValueError):
+        with pytest.raises(error, match="must return an EstimatorSpec"):
+            next(est.predict(models.input_fn()))
+
+
+def test_subclasses_cannot_override_estimator_members(tmp_path):
+    class Mine(el.Estimator):
+        def predict(self, *args, **kwargs):
+            return super().predict(*args, **kwargs)
+
+    class Allowed(el.Estimator):
+        def latest_checkpoint(self):
+            return super().latest_checkpoint()
+
+    with pytest.raises(ValueError, match=r"Mine overrides \['predict'\]"):
+        Mine(models.linear_model_fn, model_dir=str(tmp_path))
+    assert Allowed(models.linear_model_fn, model_dir=str(tmp_path)).latest_checkpoint() \
+        is None
 
 
 def test_model_fn_property_is_bound_to_params_as_in_tf_estimator(tmp_path):
@@ -388,3 +423,28 @@ def test_a_different_model_in_an_existing_model_dir_fails_before_writing(tmp_pat
     assert str(tmp_path) in message
     after = {n: os.path.getmtime(tmp_path / n) for n in os.listdir(tmp_path)}
     assert after == before  # nothing written, nothing rewritten
+
+
+def test_evaluation_writes_summary_and_tensor_metrics_to_its_events(tmp_path):
+    # As tf.estimator: a metric whose value is a serialized Summary (an image, say)
+    # is written under '<name>/<i>', an array as a tensor, numbers as scalars.
+    def model_fn(features, labels, mode):
+        spec = models.linear_model_fn(features, labels, mode, {})
+        if mode != el.ModeKeys.EVAL:
+            return spec
+        image = tf.summary.image("picture", tf.zeros([1, 2, 2, 1]))
+        metrics = dict(spec.eval_metric_ops, picture=(image, tf.no_op()),
+                       vector=(tf.constant([1.0, 2.0]), tf.no_op()))
+        return spec._replace(eval_metric_ops=metrics)
+
+    est = el.Estimator(model_fn, model_dir=str(tmp_path))
+    est.train(models.input_fn(), steps=1)
+    metrics = est.evaluate(models.input_fn(), steps=1)
+    assert isinstance(metrics["picture"], bytes)
+    values = {}
+    for path in glob.glob(str(tmp_path / "eval" / "events.out.tfevents.*")):
+        for event in tf.train.summary_iterator(path):
+            for value in event.summary.value:
+                values[value.tag] = value.WhichOneof("value")
+    assert values == {"loss": "simple_value", "mae": "simple_value",
+                      "picture/0": "image", "vector": "tensor"}

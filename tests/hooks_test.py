@@ -1,6 +1,8 @@
 """tf.estimator's hook names work in estimator_lite's loops; its two own hooks too."""
 
+import json
 import os
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -79,13 +81,35 @@ def test_tf_estimator_hooks_run_in_train(tmp_path):
     assert sorted(el.read_eval_metrics(str(tmp_path / "summaries"))) == [1, 6, 11]
 
 
+def test_in_memory_evaluator_hook_refuses_what_tf_estimator_refuses(tmp_path):
+    est = models.make_estimator(tmp_path, save_checkpoints_steps=1000)
+    with pytest.raises(ValueError, match="every_n_iter"):
+        el.experimental.InMemoryEvaluatorHook(est, models.input_fn(), every_n_iter=None)
+    cluster = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]}
+    with mock.patch.dict(os.environ, {"TF_CONFIG": json.dumps(
+            {"cluster": cluster, "task": {"type": "chief", "index": 0}})}):
+        distributed = el.Estimator(models.linear_model_fn, model_dir=str(tmp_path / "d"))
+    with pytest.raises(ValueError, match="single machine"):
+        el.experimental.InMemoryEvaluatorHook(distributed, models.input_fn())
+
+    def model_fn_with_init_fn(features, labels, mode, params):
+        spec = models.linear_model_fn(features, labels, mode, params)
+        return spec._replace(scaffold=tf.compat.v1.train.Scaffold(init_fn=lambda *_: None))
+
+    custom = el.Estimator(model_fn_with_init_fn, model_dir=str(tmp_path / "c"))
+    hook = el.experimental.InMemoryEvaluatorHook(custom, models.input_fn(epochs=1))
+    with pytest.raises(ValueError, match="custom init_fn"):
+        custom.train(models.input_fn(), hooks=[hook], max_steps=2)
+
+
 def test_in_memory_evaluator_hook_evaluates_current_variables(tmp_path):
     est = models.make_estimator(tmp_path, save_checkpoints_steps=1000)
     hook = el.experimental.InMemoryEvaluatorHook(est, models.input_fn(epochs=1),
                                                  name="inmem", every_n_iter=10)
     est.train(models.input_fn(), hooks=[hook], max_steps=25)
     history = el.read_eval_metrics(est.eval_dir("inmem"))
-    assert sorted(history) == [10, 20, 25]  # every 10 local steps, then at the end
+    # As tf.estimator: before training, every 10 local steps, then at the end.
+    assert sorted(history) == [0, 10, 20, 25]
     assert history[25]["loss"] < history[10]["loss"]
     assert hook.last_metrics["global_step"] == 25
     # Same numbers as evaluating the final checkpoint.

@@ -20,7 +20,6 @@ import tensorflow as tf  # noqa: F401 -- the module the aliases attach to
 
 import estimator_lite
 from estimator_lite import _alias_table, install
-from estimator_lite._tf import tensorflow_module
 from tests.oracle import TF215_PYTHON, requires_oracle
 from tests.stale_estimator import (
     STALE_VERSION,
@@ -34,8 +33,16 @@ ROOTS = _alias_table.PRIVATE_ROOTS
 
 # (path under a private root, name, the estimator_lite object it must be).
 PRIVATE_CONCEPTS = [
-    ("estimator", "Estimator", "estimator_lite.estimator:Estimator"),
+    # As in tf.estimator 2.15: a module's `<Name>` is the v1 class, `<Name>V2` the
+    # TF2 one (they train differently).
+    ("estimator", "Estimator", "estimator_lite.compat.v1:Estimator"),
     ("estimator", "EstimatorV2", "estimator_lite.estimator:Estimator"),
+    ("canned.linear", "LinearClassifier", "estimator_lite.compat.v1:LinearClassifier"),
+    ("canned.linear", "LinearClassifierV2", "estimator_lite:LinearClassifier"),
+    ("canned.baseline", "BaselineEstimatorV2", "estimator_lite:BaselineEstimator"),
+    ("canned.dnn_linear_combined", "DNNLinearCombinedRegressor",
+     "estimator_lite.compat.v1:DNNLinearCombinedRegressor"),
+    ("model_fn", "call_logit_fn", "estimator_lite.experimental:call_logit_fn"),
     ("estimator_lib", "train_and_evaluate", "estimator_lite:train_and_evaluate"),
     ("run_config", "RunConfig", "estimator_lite.run_config:RunConfig"),
     ("run_config", "TaskType", "estimator_lite.run_config:TaskType"),
@@ -50,7 +57,8 @@ PRIVATE_CONCEPTS = [
     ("export.export_output", "PredictOutput", "estimator_lite.export:PredictOutput"),
     ("canned.metric_keys", "MetricKeys", "estimator_lite.head.keys:MetricKeys"),
     ("canned.prediction_keys", "PredictionKeys", "estimator_lite.head.keys:PredictionKeys"),
-    ("canned.dnn", "DNNClassifier", "estimator_lite.canned.dnn:DNNClassifier"),
+    ("canned.dnn", "DNNClassifier", "estimator_lite.compat.v1:DNNClassifier"),
+    ("canned.dnn", "DNNClassifierV2", "estimator_lite.canned.dnn:DNNClassifier"),
     ("canned.parsing_utils", "classifier_parse_example_spec",
      "estimator_lite:classifier_parse_example_spec"),
     ("head.binary_class_head", "BinaryClassHead", "estimator_lite:BinaryClassHead"),
@@ -93,7 +101,7 @@ def installed():
     assert sys.meta_path == before_meta_path
     assert not hasattr(tf, "estimator")
     assert not hasattr(tf.compat.v1, "estimator")
-    assert not hasattr(tensorflow_module(("keras",)), "estimator")
+    assert not hasattr(install._tensorflow_module(("keras",)), "estimator")
     assert not any(n == "tensorflow_estimator" or n.startswith(ROOTS) for n in sys.modules)
     with pytest.raises(ImportError):
         importlib.import_module("tensorflow_estimator")
@@ -201,7 +209,8 @@ def test_install_resolves_nothing_until_used(monkeypatch):
         assert estimator_lite.install_as_tf_estimator() is True
         assert estimator_lite.install_as_tf_estimator() is True  # idempotent
         assert isinstance(tf.estimator, types.ModuleType)
-        assert isinstance(tensorflow_module(("compat", "v1")).estimator, types.ModuleType)
+        compat_v1 = install._tensorflow_module(("compat", "v1"))
+        assert isinstance(compat_v1.estimator, types.ModuleType)
     finally:
         estimator_lite.uninstall_as_tf_estimator()
     assert asked == []
@@ -382,3 +391,26 @@ def test_installed_before_tensorflow_attaches_when_the_program_imports_it(tmp_pa
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert ran.stdout.split() == ["True", "True", "True", "_AliasModule",
                                   "False", "False", "False"]
+
+
+FIRST_IMPORT_IS_A_PRIVATE_PATH = """
+import estimator_lite
+estimator_lite.install_as_tf_estimator()
+# The first TensorFlow import happens inside this lookup (estimator_lite's modules
+# import it): tf.estimator must still be attached.
+from tensorflow_estimator.python.estimator.canned import dnn
+import tensorflow as tf
+print(dnn.DNNClassifierV2 is estimator_lite.DNNClassifier,
+      tf.estimator.Estimator is estimator_lite.Estimator,
+      tf.compat.v1.estimator.Estimator is estimator_lite.compat.v1.Estimator)
+"""
+
+
+def test_installed_before_tensorflow_a_first_private_import_still_attaches(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT_DIR)
+    env.pop("TF_USE_LEGACY_KERAS", None)
+    ran = subprocess.run([sys.executable, "-c", FIRST_IMPORT_IS_A_PRIVATE_PATH],
+                         capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=300, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.split() == ["True", "True", "True"]

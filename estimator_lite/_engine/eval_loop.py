@@ -46,7 +46,16 @@ def metric_fetches(eval_metric_ops, loss, global_step):
 
 
 def scaffold_loading(scaffold, variable_values):
-    """A scaffold that initialises, then loads `variable_values` by variable name."""
+    """A scaffold that initialises, then loads `variable_values` by variable name.
+
+    Raises:
+      ValueError: the model_fn's scaffold has its own saver or init_fn (which
+        would decide the variables' values instead).
+    """
+    for field in ("saver", "init_fn"):
+        if getattr(scaffold, field) is not None:
+            raise ValueError(f"in-memory evaluation loads the training variables "
+                             f"itself; the model_fn's scaffold has a custom {field}")
     def load(unused_scaffold, session):
         del unused_scaffold
         for variable in tf.global_variables():
@@ -147,13 +156,14 @@ class EvalSummaries:
         self._writers = {}
 
     def write(self, eval_dir, metrics):
-        """Adds `metrics` (with 'global_step') as scalar summaries at that step."""
+        """Adds `metrics` (with 'global_step') as summaries at that step (see
+        event_files.eval_summary)."""
         scalars = {k: v for k, v in metrics.items() if k != "global_step"}
         writer = self._writers.get(eval_dir)
         if writer is None:
             writer = event_files.new_summary_writer(eval_dir)
             self._writers[eval_dir] = writer
-        writer.add_summary(event_files.scalar_summary(scalars), metrics["global_step"])
+        writer.add_summary(event_files.eval_summary(scalars), metrics["global_step"])
         writer.flush()
 
 

@@ -11,10 +11,12 @@ import numbers
 import os
 import struct
 
-from estimator_lite._engine import model_dir
-from estimator_lite._tf import tf
+import numpy as np
 
-__all__ = ["new_summary_writer", "scalar_summary", "read_eval_metrics",
+from estimator_lite._engine import model_dir
+from estimator_lite._tf import ProtoDecodeError, logging, tf
+
+__all__ = ["new_summary_writer", "scalar_summary", "eval_summary", "read_eval_metrics",
            "read_event_file_metrics"]
 
 _WRITER_IDS = itertools.count()
@@ -42,6 +44,52 @@ def scalar_summary(values):
                 hasattr(value, "ndim") and value.ndim == 0
                 and isinstance(value.item(), numbers.Real)):
             summary.value.add(tag=tag, simple_value=float(value))
+    return summary
+
+
+def _is_real_scalar(value):
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    return isinstance(value, numbers.Real) or (
+        isinstance(value, np.ndarray) and value.ndim == 0
+        and np.issubdtype(value.dtype, np.number))
+
+
+def eval_summary(values):
+    """The Summary proto of an evaluation's metrics, as tf.estimator writes it.
+
+    Real scalars become simple values; a serialized Summary (a metric whose value
+    is, e.g., an image summary) contributes its values, tagged ``<name>/<i>``; an
+    array becomes a tensor value (TensorBoard shows it through a plugin only).
+    Anything else is left out with a warning.
+
+    Args:
+      values: {metric name: value} without 'global_step'.
+
+    Returns:
+      A tf.compat.v1.Summary.
+    """
+    summary = tf.Summary()
+    for tag, value in values.items():
+        if _is_real_scalar(value):
+            summary.value.add(tag=tag, simple_value=float(value))
+        elif isinstance(value, bytes):
+            try:
+                parsed = tf.Summary.FromString(value)
+            except ProtoDecodeError:
+                logging.warning("Skipping summary for %s: its bytes are not a "
+                                "serialized Summary.", tag)
+                continue
+            for i, item in enumerate(parsed.value):
+                item.tag = f"{tag}/{i}"
+            summary.value.extend(parsed.value)
+        elif isinstance(value, np.ndarray):
+            summary.value.add(tag=tag, node_name=tag,
+                              tensor=tf.make_tensor_proto(value))
+        else:
+            logging.warning("Skipping summary for %s: a metric value must be a "
+                            "number, an array or a serialized Summary, got %r.",
+                            tag, value)
     return summary
 
 

@@ -6,6 +6,7 @@ instead of a full `session.run`. `RestoredSession` is the hooked session of
 evaluation and prediction (begin, restore, after_create_session, end).
 """
 
+from estimator_lite._engine.queue_runners import QueueRunners
 from estimator_lite._tf import tf
 
 __all__ = ["merge_run_args", "run_with_hooks", "RestoredSession",
@@ -146,6 +147,7 @@ class RestoredSession:
         self._hooks = hooks
         self._fetch_with_local_init = fetch_with_local_init
         self._session = None
+        self._queue_runners = None
         self.local_init_results = None
 
     def __enter__(self):
@@ -168,9 +170,9 @@ class RestoredSession:
         results = session.run(
             fetches, feed_dict=getattr(self._scaffold, "local_init_feed_dict", None))
         self.local_init_results = results[1] if len(results) > 1 else None
-        coordinator = tf.train.Coordinator()
+        self._queue_runners = QueueRunners(session)
         for hook in self._hooks:
-            hook.after_create_session(session, coordinator)
+            hook.after_create_session(session, self._queue_runners.coordinator)
         return session
 
     def __exit__(self, exc_type, exc, tb):
@@ -179,5 +181,9 @@ class RestoredSession:
                 for hook in self._hooks:
                     hook.end(self._session)
         finally:
-            self._session.close()
+            try:
+                if self._queue_runners is not None:
+                    self._queue_runners.stop()
+            finally:
+                self._session.close()
         return False

@@ -30,6 +30,7 @@ from estimator_lite._engine.periodic_actions import (
     CheckpointSaver,
     add_default_saver,
 )
+from estimator_lite._engine.queue_runners import QueueRunners
 from estimator_lite._engine.shutdown import GracefulShutdown, grace_secs_from_env
 from estimator_lite._tf import logging, tf
 
@@ -64,7 +65,7 @@ def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off)
     """Checks the arguments of a train() call.
 
     Args:
-      steps / max_steps: at most one, each None or an int >= 1.
+      steps / max_steps: at most one, each None or a number > 0.
       hooks: SessionRunHooks or None.
       saving_listeners: CheckpointSaverListeners or None.
       checkpoints_off: this task would save checkpoints but no period is set.
@@ -79,8 +80,8 @@ def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off)
     if steps is not None and max_steps is not None:
         raise ValueError(f"give steps or max_steps, not both; got steps={steps!r}, "
                          f"max_steps={max_steps!r}")
-    validation.check_int("steps", steps, 1, allow_none=True)
-    validation.check_int("max_steps", max_steps, 1, allow_none=True)
+    validation.check_step_count("steps", steps)
+    validation.check_step_count("max_steps", max_steps)
     hooks = validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
                                         "SessionRunHook")
     listeners = validation.check_instances(
@@ -118,8 +119,16 @@ def step_limits(steps, max_steps):
     return stop_at, target_step
 
 
-class NanLossDuringTrainingError(RuntimeError):
-    """The training loss became NaN or infinite."""
+class NanLossDuringTrainingError(tf.train.NanLossDuringTrainingError):
+    """The training loss became NaN or infinite.
+
+    A subclass of `tf.compat.v1.train.NanLossDuringTrainingError` (what tf.estimator
+    raises and its users catch), itself a RuntimeError.
+    """
+
+    def __str__(self):
+        # TF's class prints a fixed text; ours says at which step.
+        return str(self.args[0]) if self.args else super().__str__()
 
 
 def build_step_guard(global_step, train_op, loss):
@@ -209,6 +218,7 @@ class TrainSession:
         self._scaffold = scaffold
         self._graph.finalize()
         self._session = None
+        self._queue_runners = None
         self._run_step = None
         self._stop_requested = False
         self._target_step_fn = None
@@ -231,6 +241,7 @@ class TrainSession:
             if session is None:
                 session = self._restore_or_initialize(manager)
         self._session = session
+        self._queue_runners = QueueRunners(session)
         self._run_step = session.make_callable(self._guard)
         step = int(session.run(self._global_step))
         # Saved at session creation (as TF's CheckpointSaverHook does), before the
@@ -239,9 +250,8 @@ class TrainSession:
         # finds it, as on tf.estimator.
         if self._checkpoints.enabled and self._save(step):
             self._stop_requested = True
-        coordinator = tf.train.Coordinator()
         for hook in self._hooks:
-            hook.after_create_session(session, coordinator)
+            hook.after_create_session(session, self._queue_runners.coordinator)
         return step
 
     def _restore_or_initialize(self, manager):
@@ -307,6 +317,7 @@ class TrainSession:
     def _close_session(self):
         if self._session is not None:
             try:
+                self._queue_runners.stop()
                 self._session.close()
             except _RECOVERABLE_ERRORS as e:
                 logging.warning("Error while closing a broken session: %s", e)

@@ -54,6 +54,20 @@ def check_number(name, value, minimum=None, allow_none=False):
     return value
 
 
+def check_step_count(name, value):
+    """None, or a number of steps > 0 (an int, or a float such as 1e6 from a config
+    file, as tf.estimator accepts).
+
+    Raises:
+      TypeError: not a number.
+      ValueError: not > 0.
+    """
+    check_number(name, value, allow_none=True)
+    if value is not None and value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return value
+
+
 def check_callable(name, value, allow_none=False):
     """Checks that `value` is callable (or None when allowed)."""
     if value is None and allow_none:

@@ -18,13 +18,21 @@ trains in a tf.compat.v1 graph; the canned estimators (through
     ``iterations`` tied to the global step unless the user tied it;
   * a Keras 3 or tf-keras (non-legacy) optimizer becomes the `GraphOptimizer`
     with the same class name and hyperparameters;
-  * a tf.compat.v1.train.Optimizer or a GraphOptimizer is used as it is.
+  * a tf.compat.v1.train.Optimizer or a GraphOptimizer is used as it is;
+  * a user's subclass of a Keras optimizer is what its Keras base class is
+    (decided from its bases, wherever it is defined), as tf.estimator's
+    ``isinstance`` checks took it; one overriding the update rule is refused.
 Learning rates may be numbers, tensors (e.g. ``tf.compat.v1.train.exponential_decay``
 on the global step), zero-argument callables, or Keras ``LearningRateSchedule``
 objects, which are evaluated in the graph on the optimizer's iteration count
-(the global step for the estimator's main optimizer), as Keras does.
+(the global step for the estimator's main optimizer), as Keras does. Keras 3's
+constructor refuses a tensor; inside an optimizer callable given to a canned
+estimator it is made to take one (estimator_lite._keras.tensor_learning_rates),
+so tf.estimator's documented ``optimizer=lambda: Adam(learning_rate=
+exponential_decay(...))`` trains on Keras 3 too.
 """
 
+from estimator_lite import _keras
 from estimator_lite._tf import VARIABLE_TYPES, logging, tf
 
 __all__ = [
@@ -564,30 +572,40 @@ class _LegacyKerasOptimizer:
         hyper = getattr(self.optimizer, "_hyper", {})  # Keras keeps raw values here.
         lr = hyper.get("learning_rate") if isinstance(hyper, dict) else None
         if _is_number(lr) or _is_schedule(lr):
-            return _LegacyKerasOptimizer(
-                type(self.optimizer).from_config(self.optimizer.get_config()))
+            try:
+                copy = type(self.optimizer).from_config(self.optimizer.get_config())
+            except TypeError:  # A subclass whose constructor takes other arguments.
+                return self
+            return _LegacyKerasOptimizer(copy)
         return self  # A tensor or callable rate belongs to the graph it was built in.
 
 
-def _top_module(obj):
-    return (type(obj).__module__ or "").split(".")[0]
+# Keras' optimizer base classes: Keras 3 (Optimizer, BaseOptimizer), tf-keras
+# (Optimizer, _BaseOptimizer) and its legacy OptimizerV2.
+_KERAS_OPTIMIZER_BASES = ("Optimizer", "BaseOptimizer", "_BaseOptimizer", "OptimizerV2")
+# Methods that make an optimizer's update rule: a user's subclass overriding one
+# cannot be replaced by the graph optimizer of its base class.
+_UPDATE_RULE_METHODS = ("update_step", "apply", "apply_gradients", "build",
+                        "stateless_apply", "minimize", "_update_step",
+                        "_backend_update_step", "_apply_weight_decay")
 
 
 def _is_legacy_keras_optimizer(obj):
-    """A Keras 2 (tf-keras, or Keras 2.x in TF <= 2.15) legacy OptimizerV2."""
-    return (_top_module(obj) in ("keras", "tf_keras") and
-            any(cls.__name__ == "OptimizerV2" for cls in type(obj).__mro__))
+    """A Keras 2 (tf-keras, or Keras 2.x in TF <= 2.15) legacy OptimizerV2, or a
+    subclass of one (by its Keras bases, wherever the subclass is defined)."""
+    return _keras.keras_base(type(obj), ("OptimizerV2",)) is not None
 
 
 def _is_keras_optimizer(obj):
-    return _top_module(obj) in ("keras", "tf_keras") and hasattr(obj, "get_config")
+    """A Keras 3 or tf-keras optimizer, or a user's subclass of one."""
+    return _keras.keras_base(type(obj), _KERAS_OPTIMIZER_BASES) is not None
 
 
 def _as_tf_variable(value):
     """The tf.Variable behind a tf.Variable or a Keras 3 Variable, else None."""
     if isinstance(value, VARIABLE_TYPES):
         return value
-    if _top_module(value) == "keras":  # A Keras 3 Variable: .value is its tf.Variable.
+    if _keras.keras_package(type(value)) == "keras":  # Keras 3: .value is its tf.Variable.
         inner = getattr(value, "value", None)
         return inner if isinstance(inner, VARIABLE_TYPES) else None
     return None
@@ -602,6 +620,8 @@ def _keras_learning_rate(optimizer):
     tensor it was built from, so it is recomputed at every step.
     """
     raw = getattr(optimizer, "_learning_rate", None)  # Keras keeps the rate here.
+    if isinstance(raw, _keras.TensorLearningRate):  # A graph tensor given to Keras 3.
+        return raw.tensor
     variable = _as_tf_variable(raw)
     if variable is None:
         return raw
@@ -655,13 +675,38 @@ def _keras_hyperparameters(optimizer, cls):
     return values
 
 
+def _graph_class(optimizer, argument):
+    """(GraphOptimizer class, Keras class name) for a Keras optimizer.
+
+    The class is the first one Keras defines in the optimizer's MRO: a user's
+    subclass of a Keras optimizer is its Keras base (its own hyperparameter
+    defaults are read from the instance), unless it overrides the update rule,
+    which has no graph-mode equivalent. Keras' own derived optimizers (AdamW...)
+    stay what they are.
+
+    Raises:
+      ValueError: that Keras class has no graph equivalent, or the subclass
+        overrides the update rule.
+    """
+    mro = type(optimizer).__mro__
+    index, base = next((i, cls) for i, cls in enumerate(mro)
+                       if _keras.keras_package(cls) is not None)
+    if base.__name__ not in _KERAS_CLASSES:
+        raise ValueError(f"{argument}: Keras optimizer {base.__name__} has no graph-mode "
+                         f"equivalent; use one of {sorted(_KERAS_CLASSES)} (or a "
+                         "subclass of one)")
+    overridden = sorted({m for cls in mro[:index] for m in _UPDATE_RULE_METHODS
+                         if m in vars(cls)})
+    if overridden:
+        raise ValueError(f"{argument}: {type(optimizer).__name__} overrides {overridden} "
+                         f"of Keras' {base.__name__}; a custom update rule cannot run "
+                         "in graph mode (a subclass may only change hyperparameters)")
+    return _KERAS_CLASSES[base.__name__], base.__name__
+
+
 def _from_keras(optimizer, argument):
     """A GraphOptimizer with the class and hyperparameters of a Keras optimizer."""
-    cls_name = type(optimizer).__name__
-    cls = _KERAS_CLASSES.get(cls_name)
-    if cls is None:
-        raise ValueError(f"{argument}: Keras optimizer {cls_name} has no graph-mode "
-                         f"equivalent; use one of {sorted(_KERAS_CLASSES)}")
+    cls, cls_name = _graph_class(optimizer, argument)
     config = _keras_hyperparameters(optimizer, cls)
     for option, neutral in _UNSUPPORTED_KERAS_OPTIONS.items():
         if config.get(option) not in neutral:
@@ -764,7 +809,10 @@ def optimizer_factory(optimizer, default_learning_rate=None, argument="optimizer
         return lambda: _fresh_copy(instance)
     if callable(optimizer):
         def build():
-            result = optimizer()
+            # The callable may give a Keras 3 optimizer a tensor learning rate
+            # (tf.estimator's documented example), which Keras 3 alone refuses.
+            with _keras.tensor_learning_rates():
+                result = optimizer()
             value = _resolve_instance(result, argument)
             if value is None:
                 raise TypeError(f"{argument} callable must return an optimizer "

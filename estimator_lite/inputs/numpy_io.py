@@ -29,7 +29,8 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None,
       y: None, a numpy array or a non-empty dict of arrays: the labels. Dict keys
         must differ from those of `x`.
       batch_size: rows per batch (an int >= 1).
-      num_epochs: passes over the data (an int >= 1), or None to repeat forever.
+      num_epochs: passes over the data (an int; 0 or less is an empty input, as
+        on tf.estimator), or None to repeat forever.
         With None every batch has exactly `batch_size` rows (a static batch
         dimension); otherwise the last batch may be smaller.
       shuffle: required bool. True reshuffles every epoch, with the graph-level
@@ -82,10 +83,13 @@ def make_input_fn(features, labels, batch_size, num_epochs, shuffle, queue_capac
       The no-argument input_fn.
 
     Raises:
-      TypeError, ValueError: a count is of the wrong type or below 1.
+      TypeError, ValueError: a count is of the wrong type or below 1 (num_epochs
+        may be any int).
     """
     _validation.check_int("batch_size", batch_size, 1)
-    _validation.check_int("num_epochs", num_epochs, 1, allow_none=True)
+    # 0 (or fewer) epochs is an empty input, as on tf.estimator: training and
+    # evaluation end at once.
+    _validation.check_int("num_epochs", num_epochs, allow_none=True)
     _validation.check_int("queue_capacity", queue_capacity, 1)
     _validation.check_int("num_threads", num_threads, 1)
     structure = features if labels is None else (features, labels)
@@ -212,7 +216,8 @@ def _batch_tensors(arrays, batch_size, num_epochs, shuffle, queue_capacity,
         indices = indices.shuffle(num_rows, reshuffle_each_iteration=True)
     # Repeat before batching: batches run across epoch boundaries, as
     # tf.estimator's queues did, and an endless input has full batches only.
-    batches = indices.repeat(num_epochs).batch(batch_size,
+    epochs = None if num_epochs is None else max(num_epochs, 0)
+    batches = indices.repeat(epochs).batch(batch_size,
                                                drop_remainder=num_epochs is None)
 
     def gather(batch_indices):

@@ -6,8 +6,10 @@ wide-and-deep model with an ``ExponentialDecay`` schedule on the linear part (it
 optimizer keeps its own iteration count) and a decayed tensor on the DNN part (from
 tests/compat/keras_optimizer_driver.py) train 10 steps from the same starting
 weights on tf.estimator 2.15 (legacy optimizers), on estimator_lite with Keras 3
-(the tensor passed as a callable, since Keras 3 refuses tensors), with tf-keras'
-optimizers and with its legacy ones: same checkpoints, same metrics.
+(DNNClassifier's tensor passed to Adam as the docstring writes it, which Keras 3
+alone refuses; the combined model's as a callable), with tf-keras' optimizers and
+with its legacy ones: same checkpoints, same metrics. So does a user's own subclass
+of Keras' SGD (defined in the user's program), which is what its base class is.
 """
 
 import numpy as np
@@ -21,11 +23,49 @@ from tests.oracle import requires_oracle
 
 @requires_oracle
 @pytest.mark.parametrize("run_key", [runs.KERAS3, runs.TF_KERAS, runs.TF_KERAS_LEGACY])
-@pytest.mark.parametrize("case", sorted(runs.driver.CANNED_CASES))
+@pytest.mark.parametrize("case", ["combined_sgd_schedule_adagrad_tensor",
+                                  "dnn_adam_exponential_decay_tensor"])
 def test_canned_decayed_learning_rate_trains_as_tf_estimator(run_key, case):
     expected, _ = runs.assert_trains_as_oracle(run_key, case)
     # A decayed or scheduled rate is not a checkpointed hyperparameter.
     assert not any(name.endswith("/learning_rate") for name in expected["variables"])
+
+
+@requires_oracle
+@pytest.mark.parametrize("run_key", [runs.KERAS3, runs.TF_KERAS, runs.TF_KERAS_LEGACY])
+def test_user_subclass_of_a_keras_optimizer_trains_as_its_base(run_key):
+    expected, _ = runs.assert_trains_as_oracle(run_key, "dnn_user_sgd_subclass")
+    # Its checkpoint holds SGD's hyperparameters and momentum slots.
+    assert expected["variables"]["training/SGD/momentum"] == pytest.approx(0.5)
+    assert "training/SGD/dnn/logits/kernel/momentum" in expected["variables"]
+
+
+def test_user_subclass_overriding_the_update_rule_is_refused():
+    class ClippedSGD(tf.keras.optimizers.SGD):
+        def update_step(self, gradient, variable, learning_rate):
+            super().update_step(tf.clip_by_value(gradient, -1.0, 1.0), variable,
+                                learning_rate)
+    with pytest.raises(ValueError, match=r"ClippedSGD overrides \['update_step'\]"):
+        optimizers.graph_optimizer(ClippedSGD())
+
+
+def test_keras_own_derived_optimizers_are_not_taken_for_their_base():
+    # AdamW derives from Adam in Keras 3; its weight decay has no graph equivalent.
+    with pytest.raises(ValueError, match="AdamW has no graph-mode equivalent"):
+        optimizers.graph_optimizer(tf.keras.optimizers.AdamW())
+
+
+def test_keras3_tensor_rate_is_taken_only_inside_an_optimizer_callable():
+    def build():
+        rate = tf.compat.v1.train.exponential_decay(
+            0.2, tf.compat.v1.train.get_global_step(), 1, 0.5, staircase=True)
+        return tf.keras.optimizers.SGD(learning_rate=rate)
+    with tf.Graph().as_default():
+        tf.compat.v1.train.get_or_create_global_step()
+        built = optimizers.optimizer_factory(build)()
+        assert isinstance(built.learning_rate, tf.Tensor)
+        with pytest.raises(ValueError, match="learning_rate"):
+            build()  # Keras 3's own constructor, outside the factory, as before.
 
 
 def _lr_per_step(optimizer, steps):

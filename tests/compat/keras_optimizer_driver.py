@@ -58,17 +58,19 @@ def optimizers_module(flavor):
     return tf.keras.optimizers
 
 
-def decayed_rate(flavor, initial, decay_steps, decay_rate):
+def decayed_rate(flavor, initial, decay_steps, decay_rate, keras3_callable=True):
     """The docstring's exponential_decay on the global step, as the user passes it.
 
-    Keras 3 refuses a tensor learning rate in its constructor; its users pass the
-    same expression as a zero-argument callable (which Keras 3 accepts).
+    Keras 3 refuses a tensor learning rate in its constructor; in a model_fn its
+    users pass the same expression as a zero-argument callable (which Keras 3
+    accepts). Inside a canned estimator's optimizer callable estimator_lite makes
+    Keras 3 take the tensor itself (keras3_callable=False: the docstring as written).
     """
     def rate():
         return tf.compat.v1.train.exponential_decay(
             initial, global_step=tf.compat.v1.train.get_global_step(),
             decay_steps=decay_steps, decay_rate=decay_rate)
-    if flavor == "keras" and not _tf_keras():
+    if flavor == "keras" and not _tf_keras() and keras3_callable:
         return rate
     return rate()
 
@@ -152,8 +154,27 @@ def _canned_dnn(est, flavor, model_dir, init_dir):
         hidden_units=[HIDDEN_UNITS], n_classes=3, model_dir=model_dir,
         feature_columns=[tf.feature_column.numeric_column("x", shape=(2,))],
         optimizer=lambda: optimizers_module(flavor).Adam(
-            learning_rate=decayed_rate(flavor, 0.1, 4, 0.96)),
+            learning_rate=decayed_rate(flavor, 0.1, 4, 0.96, keras3_callable=False)),
         warm_start_from=init_dir), "class"
+
+
+def user_optimizer_class(flavor):
+    """A user's own optimizer class, defined in their program: SGD, other defaults.
+
+    tf.estimator 2.15 took any subclass of a (legacy) Keras optimizer; the class
+    is made here, so its module is the user's (`__main__` when run as a script).
+    """
+    class UserSGD(optimizers_module(flavor).SGD):
+        def __init__(self, learning_rate=0.3, momentum=0.5, **kwargs):
+            super().__init__(learning_rate=learning_rate, momentum=momentum, **kwargs)
+    return UserSGD
+
+
+def _canned_dnn_user_optimizer(est, flavor, model_dir, init_dir):
+    return est.DNNClassifier(
+        hidden_units=[HIDDEN_UNITS], n_classes=3, model_dir=model_dir,
+        feature_columns=[tf.feature_column.numeric_column("x", shape=(2,))],
+        optimizer=user_optimizer_class(flavor)(), warm_start_from=init_dir), "class"
 
 
 def _canned_combined(est, flavor, model_dir, init_dir):
@@ -170,7 +191,8 @@ def _canned_combined(est, flavor, model_dir, init_dir):
 
 
 CANNED_CASES = {"dnn_adam_exponential_decay_tensor": _canned_dnn,
-                "combined_sgd_schedule_adagrad_tensor": _canned_combined}
+                "combined_sgd_schedule_adagrad_tensor": _canned_combined,
+                "dnn_user_sgd_subclass": _canned_dnn_user_optimizer}
 
 
 def _variables(estimator):

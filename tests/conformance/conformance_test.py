@@ -19,7 +19,25 @@ from tests.conformance import driver
 from tests.conformance.registry import differences
 
 # Scenario name -> why estimator_lite differs from tf.estimator 2.15 on purpose.
+_EMPTY_EVAL = (
+    "evaluate() on an input that yields no batch is a ValueError saying so; "
+    "tf.estimator returns loss 0.0 (the mean of nothing), which a BestExporter "
+    "or an early-stopping hook would take for the best model")
+
 DELIBERATE = {
+    "estimator/predict_args/scalar_prediction": (
+        "predict(yield_single_examples=True) with a prediction that has no batch "
+        "dimension is a ValueError naming it and suggesting yield_single_examples="
+        "False; tf.estimator crashes with an IndexError"),
+    "inputs/numpy_input_fn/epochs_0": _EMPTY_EVAL,
+    "inputs/numpy_input_fn/negative_epochs": _EMPTY_EVAL,
+    "inputs/numpy_input_fn/batch_0": (
+        "numpy_input_fn checks its arguments when it is called: batch_size=0 is a "
+        "ValueError naming the argument there; tf.estimator fails later, in train(), "
+        "with an IndexError from its feeding thread"),
+    "inputs/numpy_input_fn/mismatched_rows": (
+        "arrays of different lengths are a ValueError from numpy_input_fn itself; "
+        "tf.estimator raises the same ValueError only when the input_fn is called"),
     "export/raw_receiver/numpy_value": (
         "build_raw_serving_input_receiver_fn takes anything with a dtype and a shape "
         "(numpy arrays, TensorSpecs) as a template; tf.estimator 2.15 fails on them "

@@ -90,6 +90,13 @@ def test_endless_input_has_full_static_batches():
         0, 1, 2, 3]
 
 
+def test_zero_or_negative_epochs_are_an_empty_input_as_on_tf_estimator():
+    for epochs in (0, -1):
+        fn = numpy_input_fn({"a": np.arange(3)}, batch_size=2, num_epochs=epochs,
+                            shuffle=False)
+        assert read_batches(fn, max_batches=4) == []
+
+
 def test_shuffle_permutes_every_epoch_and_follows_the_graph_seed():
     def epochs(seed):
         with tf.Graph().as_default():
@@ -138,7 +145,7 @@ def test_shuffle_must_be_a_bool(shuffle):
     ({"x": np.array(3.0)}, ValueError, SCALAR_ERROR),
     ({"batch_size": 0}, ValueError, "batch_size must be >= 1, got 0"),
     ({"batch_size": 2.5}, TypeError, "batch_size must be an int"),
-    ({"num_epochs": 0}, ValueError, "num_epochs must be >= 1, got 0"),
+    ({"num_epochs": 1.5}, TypeError, "num_epochs must be an int"),
     ({"num_threads": 0}, ValueError, "num_threads must be >= 1, got 0"),
     ({"queue_capacity": 0}, ValueError, "queue_capacity must be >= 1, got 0"),
 ])
