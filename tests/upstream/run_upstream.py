@@ -249,6 +249,9 @@ def _run_file(args, name, extracted, utils, use_timeout_plugin, scratch):
             os.killpg(process.pid, signal.SIGKILL)
             returncode = process.wait()
             killed = True
+        except BaseException:  # interrupted: the child has its own session, end it too
+            os.killpg(process.pid, signal.SIGKILL)
+            raise
     with open(os.path.join(run_dir, "output.txt"), errors="replace") as f:
         tail = f.read()[-3000:]
     tests = _read_junit(junit, name) if os.path.exists(junit) else _read_log(log, name)
