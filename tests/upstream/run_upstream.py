@@ -85,7 +85,6 @@ class _TestingUtilsFinder(importlib.abc.MetaPathFinder):
         return None
 
 
-sys.meta_path.insert(0, _TestingUtilsFinder())
 try:
     from absl import flags
     flags.FLAGS(sys.argv[:1], known_only=True)
@@ -94,6 +93,9 @@ except Exception:
 if _SIDE == "lite":
     import estimator_lite
     estimator_lite.install_as_tf_estimator()
+# First on the meta path: ahead of the finder install_as_tf_estimator() puts there,
+# which refuses the tensorflow_estimator paths it has no alias for.
+sys.meta_path.insert(0, _TestingUtilsFinder())
 
 # `from <alias package> import x_testing_utils` would find an attribute on the
 # alias module before trying the submodule, so import them up front.
