@@ -98,14 +98,10 @@ if _SIDE == "lite":
 sys.meta_path.insert(0, _TestingUtilsFinder())
 
 # `from <alias package> import x_testing_utils` would find an attribute on the
-# alias module before trying the submodule, so import them up front.
-_PREIMPORT_ERROR = None
+# alias module before trying the submodule, so import them up front. A failure
+# here stops pytest: the harness then reports the file's output for every test.
 for _name in _PREIMPORT:
-    try:
-        importlib.import_module(_name)
-    except Exception as _error:
-        _PREIMPORT_ERROR = _error
-        break
+    importlib.import_module(_name)
 
 
 def _alarm(signum, frame):
@@ -123,11 +119,6 @@ def pytest_runtest_protocol(item, nextitem):
     finally:
         if own_alarm:
             signal.alarm(0)
-
-
-def pytest_runtest_setup(item):
-    if _PREIMPORT_ERROR is not None:
-        raise _PREIMPORT_ERROR
 
 
 def pytest_runtest_logreport(report):
