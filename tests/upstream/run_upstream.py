@@ -332,6 +332,9 @@ def error_line(result):
     for line in lines:
         if re.match(r"[\w.]*(Error|Exception|Failed|Timeout)\w*:", line):
             return line[:400]
+    if not lines:  # no pytest report (the process died): the output's last exception
+        raised = re.findall(r"^[\w.]*(?:Error|Exception)\w*:.*$", result["text"], re.M)
+        lines = raised[-1:]
     return (lines[0] if lines else result["message"].splitlines()[0]
             if result["message"] else result["outcome"])[:400]
 
