@@ -6,9 +6,9 @@ temporary directory beside a generated conftest.py, and run with pytest one file
 per process (sequentially, `nice`d). The `tensorflow_estimator` package itself is
 never extracted: on the lite side its module paths resolve to estimator_lite
 through `estimator_lite.install_as_tf_estimator()`; on the oracle side they are the
-real installed tensorflow-estimator. The `*_testing_utils*.py` helper modules the
-tests import are test code: they are extracted too and served under their
-tensorflow_estimator module paths on both sides.
+real installed tensorflow-estimator. The test-only helper modules the tests import
+(`*_testing_utils*.py`, `hooks/fake_summary_writer.py`) are test code: they are
+extracted too and served under their tensorflow_estimator paths on both sides.
 
 Usage:
   python tests/upstream/run_upstream.py --mirror MIRROR --side oracle --out oracle.json
@@ -53,6 +53,8 @@ DEFAULT_FILES = (
     "canned/dnn_test", "canned/dnn_estimator_test", "canned/dnn_linear_combined_test",
     "canned/baseline_test", "extenders_test", "gc_test", "util_test",
 )
+# Test-only helper modules the tests import from the tensorflow_estimator tree.
+TESTING_UTILS = r"(_testing_utils\w*|/fake_summary_writer)\.py$"
 BUCKETS = ("private_name", "error_wording", "behaviour", "error", "timeout", "skipped")
 
 # The conftest.py written beside each test file. It runs before pytest imports the
@@ -179,7 +181,7 @@ def _extract(mirror, tag, files, dest):
     listing = _git(mirror, "ls-tree", "-r", "--name-only", tag, TREE).split()
     present = [name for name in files if f"{TREE}/{name}.py" in listing]
     missing = [name for name in files if name not in present]
-    utils = [path for path in listing if re.search(r"_testing_utils\w*\.py$", path)]
+    utils = [path for path in listing if re.search(TESTING_UTILS, path)]
     paths = [f"{TREE}/{name}.py" for name in present] + utils
     archive = subprocess.run(["git", "-C", mirror, "archive", tag, "--", *paths],
                              check=True, capture_output=True).stdout
