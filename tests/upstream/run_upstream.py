@@ -160,6 +160,8 @@ def _parse_args(argv):
                         help="seconds per test file (the process is killed after)")
     parser.add_argument("--order", choices=("size", "given"), default="size",
                         help="run smallest files first (default) or in the given order")
+    parser.add_argument("--update", action="store_true",
+                        help="keep the other files' results already in --out")
     parser.add_argument("--classify-only", action="store_true",
                         help="run nothing: re-classify the results already in --out")
     parser.add_argument("--keep-tmp", action="store_true")
@@ -227,7 +229,8 @@ def _run_file(args, name, extracted, utils, use_timeout_plugin, scratch):
     junit = os.path.join(run_dir, "junit.xml")
     log = os.path.join(run_dir, "reports.jsonl")
     command = ["nice", "-n", "10", args.python, "-m", "pytest", "-p", "no:cacheprovider",
-               "-p", "no:xdist", "-p", "no:randomly", "-q", "-rN", "-c",
+               "-p", "no:xdist", "-p", "no:randomly", "--continue-on-collection-errors",
+               "-q", "-rN", "-c",
                os.path.join(run_dir, "pytest.ini"), "--rootdir", run_dir,
                f"--junitxml={junit}", test_file]
     if use_timeout_plugin:
@@ -271,8 +274,11 @@ def _read_junit(path, name):
                 outcome = {"failure": "failed"}.get(tag, tag)
                 message, text = node.get("message", ""), (node.text or "")
                 break
-        if not case.get("classname") and outcome == "error":
-            test_id, outcome = f"{name}::<collection>", "collection_error"
+        if outcome == "error" and message == "collection failure":
+            # The module (classname "") or one test class (named by "name") did not
+            # collect: its tests get this error (see _compare).
+            scope = [name, case.get("name")] if case.get("classname") else [name]
+            test_id, outcome = "::".join([*scope, "<collection>"]), "collection_error"
         previous = tests.get(test_id)
         # A teardown error adds a second case for the same test: keep the failure.
         if previous is None or previous["outcome"] == "passed":
@@ -350,7 +356,6 @@ def _compare(results, oracle):
         if lite_file is None:
             continue
         lite_tests = lite_file["tests"]
-        collection = lite_tests.get(f"{name}::<collection>")
         counts = collections.Counter()
         for test_id, oracle_test in oracle_file["tests"].items():
             if oracle_test["outcome"] != "passed":
@@ -358,10 +363,12 @@ def _compare(results, oracle):
             counts["oracle_passing"] += 1
             lite_test = lite_tests.get(test_id)
             if lite_test is None:
-                lite_test = collection or {
+                class_id = test_id.rsplit("::", 1)[0]
+                lite_test = (lite_tests.get(f"{class_id}::<collection>")
+                             or lite_tests.get(f"{name}::<collection>") or {
                     "outcome": "timeout" if lite_file["killed"] else "missing",
                     "message": "not run (the file's process ended first)",
-                    "text": lite_file.get("output_tail", "")}
+                    "text": lite_file.get("output_tail", "")})
             if lite_test["outcome"] == "passed":
                 counts["lite_passes"] += 1
                 continue
@@ -426,6 +433,11 @@ def main(argv=None):
     results = {"side": args.side, "tag": args.tag, "python": args.python,
                "worktree": os.path.abspath(args.worktree) if args.side == "lite" else None,
                "missing_files": missing, "files": {}}
+    if args.update and os.path.exists(args.out):
+        with open(args.out) as f:
+            kept = json.load(f)
+        results["files"] = {name: data for name, data in kept["files"].items()
+                            if name not in present}
     for name in present:
         print(f"[{time.strftime('%H:%M:%S')}] {name} ...", flush=True)
         data = _run_file(args, name, extracted, utils, use_timeout_plugin, scratch)
