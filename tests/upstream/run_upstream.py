@@ -60,16 +60,18 @@ BUCKETS = ("private_name", "error_wording", "behaviour", "error", "timeout", "sk
 # The conftest.py written beside each test file. It runs before pytest imports the
 # test module: it serves the extracted *_testing_utils modules under their
 # tensorflow_estimator paths, installs estimator_lite as tf.estimator (lite side),
-# gives each test a wall-clock limit when pytest-timeout is absent, and appends
-# every test report to a JSON-lines file (kept even when the process dies).
+# gives each test a wall-clock limit when pytest-timeout is absent (a watchdog
+# thread: a test blocked in TensorFlow's C++ never returns to a signal handler),
+# and logs each test's start and report to files that survive the process.
 CONFTEST = '''\
 import importlib
 import importlib.abc
 import importlib.util
+import faulthandler
 import json
 import os
-import signal
 import sys
+import threading
 
 import pytest
 
@@ -78,6 +80,9 @@ _UTILS = json.loads(os.environ["UPSTREAM_UTILS"])
 _PREIMPORT = json.loads(os.environ["UPSTREAM_PREIMPORT"])
 _TIMEOUT = float(os.environ["UPSTREAM_TIMEOUT"])
 _LOG = os.environ["UPSTREAM_LOG"]
+_STARTED = os.environ["UPSTREAM_STARTED"]
+_OUTPUT = os.environ["UPSTREAM_OUTPUT"]  # pytest captures stderr: write here instead
+_DONE = set(json.loads(os.environ["UPSTREAM_DONE"]))
 
 
 class _TestingUtilsFinder(importlib.abc.MetaPathFinder):
@@ -106,21 +111,39 @@ for _name in _PREIMPORT:
     importlib.import_module(_name)
 
 
-def _alarm(signum, frame):
-    raise TimeoutError(f"Timeout >{_TIMEOUT}s (upstream harness)")
+def _expire():
+    with open(_OUTPUT, "a") as f:
+        f.write(f"\\n+++ Timeout >{_TIMEOUT:g}s (upstream harness) +++\\n")
+        f.flush()
+        faulthandler.dump_traceback(file=f, all_threads=True)
+    os._exit(1)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Leaves out the tests an earlier process of this file already ran (exact ids)."""
+    done = [item for item in items if item.nodeid in _DONE]
+    if done:
+        items[:] = [item for item in items if item.nodeid not in _DONE]
+        config.hook.pytest_deselected(items=done)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    own_alarm = "pytest_timeout" not in sys.modules and _TIMEOUT > 0
-    if own_alarm:
-        signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(int(_TIMEOUT))
+    watchdog = None
+    if "pytest_timeout" not in sys.modules and _TIMEOUT > 0:
+        watchdog = threading.Timer(_TIMEOUT, _expire)
+        watchdog.daemon = True
+        watchdog.start()
     try:
         yield
     finally:
-        if own_alarm:
-            signal.alarm(0)
+        if watchdog is not None:
+            watchdog.cancel()
+
+
+def pytest_runtest_logstart(nodeid, location):
+    with open(_STARTED, "a") as f:
+        f.write(nodeid + "\\n")
 
 
 def pytest_runtest_logreport(report):
@@ -192,7 +215,7 @@ def _extract(mirror, tag, files, dest):
     return present, missing, util_modules
 
 
-def _environment(args, run_dir, utils, preimport, log):
+def _environment(args, run_dir, utils, preimport, files):
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("PYTEST_", "TF_CONFIG", "UPSTREAM_"))}
     env.pop("PYTHONPATH", None)
@@ -200,7 +223,8 @@ def _environment(args, run_dir, utils, preimport, log):
         env["PYTHONPATH"] = os.path.abspath(args.worktree)
         env["TF_USE_LEGACY_KERAS"] = "1"
     env.update(UPSTREAM_SIDE=args.side, UPSTREAM_UTILS=json.dumps(utils),
-               UPSTREAM_PREIMPORT=json.dumps(preimport), UPSTREAM_LOG=log,
+               UPSTREAM_PREIMPORT=json.dumps(preimport), UPSTREAM_LOG=files["reports"],
+               UPSTREAM_STARTED=files["started"], UPSTREAM_OUTPUT=files["output"],
                UPSTREAM_TIMEOUT=str(args.timeout), TEST_TMPDIR=os.path.join(run_dir, "tmp"),
                TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
     return env
@@ -226,36 +250,75 @@ def _run_file(args, name, extracted, utils, use_timeout_plugin, scratch):
         f.write(CONFTEST)
     with open(os.path.join(run_dir, "pytest.ini"), "w") as f:
         f.write(PYTEST_INI)
-    junit = os.path.join(run_dir, "junit.xml")
-    log = os.path.join(run_dir, "reports.jsonl")
     command = ["nice", "-n", "10", args.python, "-m", "pytest", "-p", "no:cacheprovider",
                "-p", "no:xdist", "-p", "no:randomly", "--continue-on-collection-errors",
-               "-q", "-rN", "-c",
-               os.path.join(run_dir, "pytest.ini"), "--rootdir", run_dir,
-               f"--junitxml={junit}", test_file]
-    if use_timeout_plugin:
-        command.insert(command.index("-q"), f"--timeout={args.timeout:g}")
-    env = _environment(args, run_dir, utils, preimport, log)
+               "-q", "-rN", "-c", os.path.join(run_dir, "pytest.ini"), "--rootdir", run_dir]
+    if use_timeout_plugin:  # the thread method: see CONFTEST's watchdog
+        command += [f"--timeout={args.timeout:g}", "--timeout-method=thread"]
     started = time.time()
-    with open(os.path.join(run_dir, "output.txt"), "w") as output:
-        process = subprocess.Popen(command, cwd=run_dir, env=env, stdout=output,
+    tests, deselected, killed, returncode, tail = {}, [], False, 0, ""
+    # A test over the time limit ends its process (nothing else can stop a test
+    # blocked in TensorFlow): the file then runs again without the tests done.
+    for attempt in range(1, 100):
+        files = {kind: os.path.join(run_dir, f"{kind}-{attempt}.{ext}") for kind, ext in
+                 (("junit", "xml"), ("reports", "jsonl"), ("started", "txt"),
+                  ("output", "txt"))}
+        env = _environment(args, run_dir, utils, preimport, files)
+        env["UPSTREAM_DONE"] = json.dumps(deselected)
+        remaining = args.file_timeout - (time.time() - started)
+        returncode, killed = _run(
+            [*command, f"--junitxml={files['junit']}", test_file],
+            run_dir, env, files["output"], max(remaining, 1))
+        with open(files["output"], errors="replace") as f:
+            output = f.read()
+        tail = output[-4000:]
+        if os.path.exists(files["junit"]):
+            tests.update(_read_junit(files["junit"], name))
+            break
+        logged = _read_log(files["reports"], name)
+        tests.update(logged)
+        hung = _unfinished(files["started"], logged, name)
+        if killed or hung is None:
+            break
+        banner = output.find("+++ Timeout")  # pytest-timeout's or CONFTEST's
+        tests[hung] = {"outcome": "timeout" if banner >= 0 else "crashed",
+                       "message": "the test's process ended during the test",
+                       "text": output[banner:][:6000] if banner >= 0 else tail}
+        deselected += [_nodeid(test_file, test_id) for test_id in [*logged, hung]]
+    return {"returncode": returncode, "killed": killed, "attempts": attempt,
+            "seconds": round(time.time() - started), "tests": tests,
+            "output_tail": tail if (killed or not tests) else ""}
+
+
+def _run(command, cwd, env, output_path, timeout):
+    """Runs `command` in its own session; (returncode, killed after `timeout`)."""
+    with open(output_path, "w") as output:
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=output,
                                    stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            returncode = process.wait(timeout=args.file_timeout)
-            killed = False
+            return process.wait(timeout=timeout), False
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
-            returncode = process.wait()
-            killed = True
+            return process.wait(), True
         except BaseException:  # interrupted: the child has its own session, end it too
             os.killpg(process.pid, signal.SIGKILL)
             raise
-    with open(os.path.join(run_dir, "output.txt"), errors="replace") as f:
-        tail = f.read()[-3000:]
-    tests = _read_junit(junit, name) if os.path.exists(junit) else _read_log(log, name)
-    seconds = round(time.time() - started)
-    return {"returncode": returncode, "killed": killed, "seconds": seconds, "tests": tests,
-            "output_tail": tail if (killed or not tests) else ""}
+
+
+def _nodeid(test_file, test_id):
+    return "::".join([os.path.basename(test_file), *test_id.split("::")[1:]])
+
+
+def _unfinished(started_path, logged, name):
+    """The test id of the last test started that has no report, or None."""
+    if not os.path.exists(started_path):
+        return None
+    with open(started_path) as f:
+        started = [line.strip() for line in f if line.strip()]
+    if not started:
+        return None
+    test_id = "::".join([name, *started[-1].split("::")[1:]])
+    return None if test_id in logged else test_id
 
 
 def _test_id(name, classname, testname):
@@ -328,13 +391,19 @@ def classify(result):
         return "private_name"
     if _WORDING.search(text):
         return "error_wording"
-    if outcome in ("error", "collection_error", "missing"):
+    if outcome in ("error", "collection_error", "missing", "crashed"):
         return "error"
     return "behaviour"
 
 
 def error_line(result):
     """The one line that says what went wrong (the exception pytest reports)."""
+    if result["outcome"] == "timeout" and "Stack of MainThread" in result["text"]:
+        main = result["text"].split("Stack of MainThread", 1)[1].split("~~~~~ Stack", 1)[0]
+        frames = re.findall(r'File "([^"]+)", line (\d+),? in (\w+)', main)
+        ours = [f"{os.path.basename(path)}:{line} {func}" for path, line, func in frames
+                if "estimator_lite" in path or path.endswith("_test.py")]
+        return "Timeout in " + " > ".join(ours[-3:])
     lines = [line[4:].strip() for line in result["text"].splitlines()
              if line.startswith("E   ")]
     for line in lines:
