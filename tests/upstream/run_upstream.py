@@ -396,13 +396,28 @@ def classify(result):
     return "behaviour"
 
 
+def _main_thread_frames(text):
+    """(path, line, function) of the main thread in a timeout's stack dump, outermost first.
+
+    pytest-timeout prints "Stack of MainThread" blocks (outermost frame first); the
+    CONFTEST watchdog prints faulthandler's "Thread 0x..." blocks (innermost first).
+    """
+    frame = r'File "([^"]+)", line (\d+),? in (\w+)'
+    if "Stack of MainThread" in text:
+        main = text.split("Stack of MainThread", 1)[1].split("~~~~~ Stack", 1)[0]
+        return re.findall(frame, main)
+    for block in re.split(r"\n(?=(?:Current thread|Thread) 0x)", text):
+        if "_pytest" in block:
+            return re.findall(frame, block)[::-1]
+    return []
+
+
 def error_line(result):
     """The one line that says what went wrong (the exception pytest reports)."""
-    if result["outcome"] == "timeout" and "Stack of MainThread" in result["text"]:
-        main = result["text"].split("Stack of MainThread", 1)[1].split("~~~~~ Stack", 1)[0]
-        frames = re.findall(r'File "([^"]+)", line (\d+),? in (\w+)', main)
+    if result["outcome"] == "timeout":
+        frames = _main_thread_frames(result["text"])
         ours = [f"{os.path.basename(path)}:{line} {func}" for path, line, func in frames
-                if "estimator_lite" in path or path.endswith("_test.py")]
+                if "estimator" in path or path.endswith("_test.py")]
         return "Timeout in " + " > ".join(ours[-3:])
     lines = [line[4:].strip() for line in result["text"].splitlines()
              if line.startswith("E   ")]
