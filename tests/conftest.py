@@ -7,6 +7,7 @@ missing install in CI cannot pass as green.
 """
 
 import os
+import signal
 
 import pytest
 
@@ -36,6 +37,19 @@ LONGEST_FILES_FIRST = (
     "tests/head/keras_optimizer_test.py",
     "tests/examples_test.py",
 )
+
+
+def pytest_configure(config):
+    """Gives SIGINT back its default when the suite inherited it ignored.
+
+    A non-interactive shell starts background commands with SIGINT ignored, and an
+    ignored signal stays ignored across exec: every program the tests start would
+    then ignore Ctrl-C, and the tests that send it (the runner, the launcher, the
+    fork server) would fail for a reason outside the library.
+    """
+    del config
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
