@@ -65,6 +65,8 @@ PRIVATE_CONCEPTS = [
      "estimator_lite:classifier_parse_example_spec"),
     ("head.binary_class_head", "BinaryClassHead", "estimator_lite:BinaryClassHead"),
     ("head.base_head", "Head", "estimator_lite:Head"),
+    ("head.head_utils", "binary_or_multi_class_head",
+     "estimator_lite.head.head_utils:binary_or_multi_class_head"),
     ("hooks.session_run_hook", "SessionRunHook", "estimator_lite:SessionRunHook"),
     ("hooks.basic_session_run_hooks", "LoggingTensorHook",
      "estimator_lite:LoggingTensorHook"),

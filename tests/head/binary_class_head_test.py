@@ -214,3 +214,12 @@ def test_predictions_keys_filter_and_unknown_key():
         with pytest.raises(ValueError, match="keys must be prediction keys"):
             head.predictions(tf.constant(LOGITS), keys=["nope"])
     assert head.logits_dimension == 1 and head.name is None
+
+
+def test_head_utils_chooses_the_classifier_head_as_tf_estimator():
+    from estimator_lite.head import head_utils  # noqa: PLC0415
+
+    binary = head_utils.binary_or_multi_class_head(2, "w", ["a", "b"], "sum")
+    assert type(binary).__name__ == "BinaryClassHead" and binary.logits_dimension == 1
+    multi = head_utils.binary_or_multi_class_head(4, None, None, "sum_over_batch_size")
+    assert type(multi).__name__ == "MultiClassHead" and multi.logits_dimension == 4
