@@ -22,6 +22,7 @@ from estimator_lite import model_fn as model_fn_lib
 from estimator_lite._engine import (
     distribute,
     eval_loop,
+    event_files,
     predict_loop,
     state_updates,
     validation,
@@ -560,3 +561,37 @@ def evaluate_values(estimator, input_fn, steps, hooks, name, variable_values):
     """
     return estimator._evaluate(input_fn, steps, hooks, None, name, variable_values,
                                "In-memory evaluation")
+
+
+# tf.estimator's private module functions that libraries and test suites import by
+# path (tensorflow_estimator.python.estimator.estimator._...), with its behaviour.
+
+
+def _write_dict_to_summary(output_dir, dictionary, current_global_step):
+    """Writes an evaluation's metrics (without 'global_step') as summaries at
+    `current_global_step` in `output_dir`, as `evaluate()` does.
+
+    Args:
+      output_dir: the directory of the event file.
+      dictionary: {metric name: value}: numbers, arrays, serialized Summaries.
+      current_global_step: the step the summaries are written at.
+    """
+    logging.info("Saving dict for global step %d: %s", current_global_step,
+                 ", ".join(f"{k} = {v}" for k, v in sorted(dictionary.items())))
+    values = {k: v for k, v in dictionary.items() if k != tf.GraphKeys.GLOBAL_STEP}
+    writer = event_files.new_summary_writer(output_dir)
+    try:
+        writer.add_summary(event_files.eval_summary(values), current_global_step)
+    finally:
+        writer.close()
+
+
+def _load_global_step_from_checkpoint_dir(checkpoint_dir):
+    """The global step of `checkpoint_dir`'s newest checkpoint, 0 without one."""
+    latest = model_dir_lib.latest_checkpoint(checkpoint_dir)
+    if latest is None:
+        return 0
+    reader = tf.train.NewCheckpointReader(latest)
+    if not reader.has_tensor(tf.GraphKeys.GLOBAL_STEP):
+        return 0
+    return int(reader.get_tensor(tf.GraphKeys.GLOBAL_STEP))

@@ -112,9 +112,9 @@ class _SavedModelExporter(Exporter):
             export_path, self._serving_input_receiver_fn,
             assets_extra=self._assets_extra, as_text=self._as_text,
             checkpoint_path=checkpoint_path)
-        # tf.estimator's exporters returned the bytes path its export_saved_model
-        # gave; programs decode it, so bytes whichever estimator ran.
-        return os.fsencode(export_dir)
+        # What the estimator returned, as tf.estimator's exporters do (bytes from
+        # an Estimator, whatever a duck-typed one gives).
+        return export_dir
 
 
 class LatestExporter(_SavedModelExporter):

@@ -12,6 +12,11 @@ from estimator_lite.export import outputs as export_lib
 __all__ = ["ModeKeys", "EstimatorSpec"]
 
 
+# The names of the metrics the Estimator adds itself (tf.estimator's module constants).
+LOSS_METRIC_KEY = "loss"
+AVERAGE_LOSS_METRIC_KEY = "average_loss"
+
+
 class ModeKeys:
     """The mode a model_fn is called in (same strings as TF Estimator's ModeKeys)."""
 
