@@ -43,7 +43,9 @@ def _stop_variable():
 class _StopOnPredicateHook(tf.train.SessionRunHook):
     """Chief: checks `should_stop_fn` on a schedule; sets the flag and stops."""
 
-    def __init__(self, should_stop_fn, run_every_secs, run_every_steps, clock):
+    # tf.estimator's defaults (tests and libraries build these hooks directly).
+    def __init__(self, should_stop_fn, run_every_secs=60, run_every_steps=None,
+                 clock=time.time):
         self._should_stop_fn = should_stop_fn
         self._timer = schedule_timer(run_every_secs, run_every_steps, clock)
         self._set_stop = None
@@ -64,7 +66,8 @@ class _StopOnPredicateHook(tf.train.SessionRunHook):
 class _CheckForStoppingHook(tf.train.SessionRunHook):
     """Non-chief: reads the shared flag on a schedule and stops when it is set."""
 
-    def __init__(self, run_every_secs, run_every_steps, clock):
+    # tf.estimator's takes no arguments and reads the flag after every step.
+    def __init__(self, run_every_secs=None, run_every_steps=1, clock=time.time):
         self._timer = schedule_timer(run_every_secs, run_every_steps, clock)
         self._stop = None
         self._due = False

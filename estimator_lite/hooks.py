@@ -114,7 +114,7 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
 class _StopAtCheckpointStepHook(tf.train.SessionRunHook):
     """Non-chief: stops once model_dir's newest checkpoint reaches `last_step`."""
 
-    def __init__(self, model_dir, last_step, wait_after_file_check_secs):
+    def __init__(self, model_dir, last_step, wait_after_file_check_secs=30):
         self._model_dir = model_dir
         self._last_step = last_step
         self._timer = Timer(every_secs=wait_after_file_check_secs)
