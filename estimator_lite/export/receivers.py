@@ -6,6 +6,7 @@ tf.estimator's `ServingInputReceiver`, `TensorServingInputReceiver`,
 
 import collections
 
+from estimator_lite._engine.input_fn import split_input
 from estimator_lite._engine.validation import WrongTypeError
 from estimator_lite._tf import tf
 
@@ -13,7 +14,8 @@ __all__ = [
     "ServingInputReceiver", "TensorServingInputReceiver",
     "build_raw_serving_input_receiver_fn", "build_parsing_serving_input_receiver_fn",
     "wrap_input_tensors", "SERVING_RECEIVER_TYPES", "SupervisedInputReceiver",
-    "build_raw_supervised_input_receiver_fn",
+    "build_raw_supervised_input_receiver_fn", "UnsupervisedInputReceiver",
+    "build_supervised_input_receiver_fn_from_input_fn",
 ]
 
 _SINGLE_FEATURE_KEY = "feature"
@@ -289,3 +291,26 @@ def build_raw_supervised_input_receiver_fn(features, labels, default_batch_size=
                                        {**feature_inputs, **label_inputs})
 
     return supervised_input_receiver_fn
+
+
+class UnsupervisedInputReceiver(ServingInputReceiver):
+    """A ServingInputReceiver without alternative inputs (tf.estimator's private
+    receiver of unsupervised train/eval exports)."""
+
+    def __new__(cls, features, receiver_tensors):
+        """Validates the tensors (see ServingInputReceiver)."""
+        return super().__new__(cls, features, receiver_tensors, None)
+
+
+def build_supervised_input_receiver_fn_from_input_fn(input_fn, **input_fn_args):
+    """A supervised receiver fn whose placeholders match what `input_fn` returns.
+
+    `input_fn(**input_fn_args)` runs once in a graph of its own, only for the
+    dtypes and shapes of its features and labels (dimension 0 becomes any batch).
+
+    Returns:
+      A function with no arguments returning a SupervisedInputReceiver.
+    """
+    with tf.Graph().as_default():
+        inputs = split_input(input_fn(**input_fn_args))
+    return build_raw_supervised_input_receiver_fn(inputs.features, inputs.labels)

@@ -3,6 +3,7 @@
 import os
 import time
 
+import numpy as np
 import pytest
 
 import estimator_lite as el
@@ -190,3 +191,22 @@ def test_eval_output_names_like_tf_estimator():
             el.export.EvalOutput(loss="x")
         with pytest.raises(ValueError, match=r"metrics\['m'\] must be a \(value, upd"):
             el.export.EvalOutput(metrics={"m": value})
+
+
+def test_supervised_receiver_from_an_input_fn_and_the_unsupervised_receiver(graph):
+    from estimator_lite.export import receivers  # noqa: PLC0415
+
+    def input_fn(batch):
+        return tf.data.Dataset.from_tensors(
+            ({"x": np.zeros([batch, 2], np.float32)}, np.zeros([batch, 1], np.int64)))
+
+    receiver = receivers.build_supervised_input_receiver_fn_from_input_fn(
+        input_fn, batch=4)()
+    assert receiver.features["x"].shape.as_list() == [None, 2]
+    assert receiver.labels.dtype == tf.int64 and receiver.labels.shape.as_list() == [
+        None, 1]
+    assert sorted(receiver.receiver_tensors) == ["label", "x"]
+    unsupervised = receivers.UnsupervisedInputReceiver({"x": tf.zeros([1])},
+                                                       tf.zeros([1]))
+    assert unsupervised.receiver_tensors_alternatives is None
+    assert isinstance(unsupervised, export.ServingInputReceiver)
