@@ -214,12 +214,18 @@ class Head:
     def _metric_key(self, key):
         return metric_key(key, self._name)
 
+    # Whether example weights may be given per logit ([batch_size, d]): regression
+    # heads only, as in tf.estimator.
+    _PER_LOGIT_WEIGHTS = False
+
     def _weights(self, features, logits):
-        return head_inputs.weights_from_features(features, self._weight_column, logits)
+        return head_inputs.weights_from_features(features, self._weight_column, logits,
+                                                 per_logit=self._PER_LOGIT_WEIGHTS)
 
     def _unreduced_loss(self, labels, logits, features):
         """Returns (processed labels, per-example loss)."""
-        processed = self._processed_labels(labels)
+        processed = self._processed_labels(head_inputs.labels_like_logits(labels, logits))
+        head_inputs.check_labels_match_logits(processed, logits)
         if self._loss_fn is None:
             return processed, self._builtin_unreduced_loss(processed, logits)
         unreduced = head_inputs.call_loss_fn(self._loss_fn, processed, logits, features,
