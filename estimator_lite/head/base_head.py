@@ -5,6 +5,8 @@ with tf.estimator's heads. Subclasses say how labels become a per-example loss,
 what the predictions and export outputs are, and which metrics they report.
 """
 
+import abc
+
 from estimator_lite._engine import distribute
 from estimator_lite._tf import VARIABLE_TYPES, tf
 from estimator_lite.head import head_inputs, reduction
@@ -155,14 +157,18 @@ def _regularization_loss(regularization_losses):
     return tf.add_n([tf.cast(loss, tf.float32) for loss in regularization_losses])
 
 
-class Head:
-    """Base class of the heads.
+class Head(abc.ABC):
+    """Base class of the heads (abstract, as tf.estimator's `Head`).
 
-    Subclasses implement `_processed_labels`, `_builtin_unreduced_loss`,
-    `predictions`, `_export_outputs` and `_metric_builders`.
+    The built-in heads implement `_processed_labels`, `_builtin_unreduced_loss`,
+    `predictions`, `_export_outputs` and `_metric_builders`, and share the rest.
+    A user's subclass may instead implement tf.estimator's interface (`name`,
+    `logits_dimension`, `loss_reduction`, `loss`, `predictions`, `metrics`,
+    `update_metrics`) and `create_estimator_spec` (or `_create_tpu_estimator_spec`);
+    it needs no constructor arguments.
     """
 
-    def __init__(self, logits_dimension, name=None, weight_column=None,
+    def __init__(self, logits_dimension=None, name=None, weight_column=None,
                  loss_reduction=reduction.SUM_OVER_BATCH_SIZE, loss_fn=None):
         """Stores the arguments every head shares, checked.
 
@@ -205,9 +211,9 @@ class Head:
         """Returns (metric key without head name, fn(EvalContext) -> (value, update))."""
         raise NotImplementedError
 
+    @abc.abstractmethod
     def predictions(self, logits, keys=None):
         """Returns a dict of prediction key to Tensor (only `keys` if given)."""
-        raise NotImplementedError
 
     # Shared -----------------------------------------------------------------------
 
@@ -312,6 +318,13 @@ class Head:
             train_op_fn in TRAIN mode.
           TypeError: optimizer is not an optimizer.
         """
+        if type(self)._export_outputs is Head._export_outputs:
+            # A user's head on tf.estimator's interface: it builds its own spec.
+            return self._user_head_spec(
+                features=features, mode=mode, logits=logits, labels=labels,
+                optimizer=optimizer, trainable_variables=trainable_variables,
+                train_op_fn=train_op_fn, update_ops=update_ops,
+                regularization_losses=regularization_losses)
         with tf.name_scope(self._name or "head"):
             logits = self._checked_logits(logits)
             predictions = self.predictions(logits)
@@ -330,8 +343,54 @@ class Head:
                                  f"{ModeKeys.EVAL!r}, {ModeKeys.PREDICT!r}; got {mode!r}")
             train_op = make_train_op(loss, optimizer, trainable_variables, train_op_fn,
                                      update_ops, self._loss_reduction)
+            self._add_train_summaries(loss, regularization_losses, features, logits,
+                                      labels)
             return EstimatorSpec(mode, predictions=predictions, loss=loss,
                                  train_op=train_op)
+
+    def _create_tpu_estimator_spec(self, features, mode, logits, labels=None,
+                                   optimizer=None, trainable_variables=None,
+                                   train_op_fn=None, update_ops=None,
+                                   regularization_losses=None):
+        """A user's head may build its spec here (a TPUEstimatorSpec or an
+        EstimatorSpec) instead of overriding `create_estimator_spec`.
+
+        Raises:
+          NotImplementedError: not overridden.
+        """
+        raise NotImplementedError("TPUEstimatorSpec not available for this model head.")
+
+    def _user_head_spec(self, **kwargs):
+        """The spec of a head that implements only tf.estimator's interface."""
+        try:
+            spec = self._create_tpu_estimator_spec(**kwargs)
+        except NotImplementedError:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement create_estimator_spec() or "
+                "_create_tpu_estimator_spec() (subclasses of Head build their "
+                "EstimatorSpec)") from None
+        as_estimator_spec = getattr(spec, "as_estimator_spec", None)
+        return as_estimator_spec() if as_estimator_spec is not None else spec
+
+    def _summary_name(self, key):
+        """The tag of a training summary: the metric key (head name suffixed)."""
+        return self._metric_key(key)
+
+    def _add_train_summaries(self, loss, regularization_losses, features, logits,
+                             labels):
+        """Adds TRAIN mode's scalar summaries, as tf.estimator's heads do.
+
+        'loss' (the regularized training loss) and 'regularization_loss', suffixed
+        with the head name, at the graph's top name scope; the Estimator writes
+        them with the other summaries (and adds no second 'loss').
+        """
+        del features, logits, labels  # MultiHead also summarizes each head's loss.
+        with tf.name_scope(""):
+            tf.summary.scalar(self._summary_name(MetricKeys.LOSS), loss)
+            regularization = _regularization_loss(regularization_losses)
+            if regularization is not None:
+                tf.summary.scalar(self._summary_name(MetricKeys.LOSS_REGULARIZATION),
+                                  regularization)
 
 
 def _mean_loss(context):

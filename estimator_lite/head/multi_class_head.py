@@ -70,7 +70,7 @@ class MultiClassHead(Head):
                                            "labels (class ids)")
 
     def _builtin_unreduced_loss(self, labels, logits):
-        loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels[:, 0],
+        loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels[..., 0],
                                                               logits=logits)
         return tf.expand_dims(loss, -1)
 
