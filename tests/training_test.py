@@ -451,6 +451,34 @@ def test_bytes_model_dir_roles_share_the_completion_marker(tmp_path, clock, serv
     assert exporter.calls[-1][1:] == (True, os.path.join(str(tmp_path), "export", "rec"))
 
 
+def _checkpoint_with_step(directory, name_step, stored_step):
+    """A real checkpoint named model.ckpt-<name_step> holding global_step stored_step."""
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        saver = tf.train.Saver()
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            session.run(step.assign(stored_step))
+            return saver.save(session, os.path.join(directory, "model.ckpt"),
+                              global_step=name_step)
+
+
+def test_completion_marker_has_the_step_stored_in_the_checkpoint(tmp_path, clock,
+                                                                   servers):
+    # An asynchronous chief names its checkpoint after the step it last saw; the
+    # global_step variable inside (what tf.estimator reads, and evaluations
+    # report) may be ahead: that one marks the end of training.
+    class LaggingName(FakeEstimator):
+        def train(self, *args, **kwargs):
+            super().train(*args, **kwargs)
+            self.checkpoints.append(_checkpoint_with_step(self.model_dir, 30, 33))
+            return self
+
+    estimator = LaggingName(tmp_path, FakeConfig("chief", 0, CLUSTER))
+    assert _executor(estimator).run_chief() == (None, None)
+    assert completion.read_training_complete(str(tmp_path)).global_step == 33
+
+
 # Servers and delays -----------------------------------------------------------------
 
 
