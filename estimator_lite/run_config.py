@@ -3,7 +3,9 @@
 `RunConfig` mirrors TF Estimator's RunConfig (2.15): the same arguments, defaults and
 derived cluster properties. The cluster comes from the `TF_CONFIG` environment
 variable, read once at construction. Every inconsistency in TF_CONFIG is a
-ValueError whose message starts with "TF_CONFIG" and shows the offending value.
+ValueError whose message starts with "TF_CONFIG" and shows the offending value (a
+TypeError where tf.estimator raises one: a `cluster` or `service` of the wrong type).
+What tf.estimator accepts is accepted: any job name, any address, any `environment`.
 """
 
 import copy
