@@ -384,13 +384,26 @@ class Head(abc.ABC):
         with the head name, at the graph's top name scope; the Estimator writes
         them with the other summaries (and adds no second 'loss').
         """
-        del features, logits, labels  # MultiHead also summarizes each head's loss.
+        average = (self._average_loss(features, logits, labels)
+                   if self._loss_reduction == reduction.V1_SUM else None)
         with tf.name_scope(""):
             tf.summary.scalar(self._summary_name(MetricKeys.LOSS), loss)
+            if average is not None:
+                tf.summary.scalar(self._summary_name(MetricKeys.LOSS_MEAN), average)
             regularization = _regularization_loss(regularization_losses)
             if regularization is not None:
                 tf.summary.scalar(self._summary_name(MetricKeys.LOSS_REGULARIZATION),
                                   regularization)
+
+    def _average_loss(self, features, logits, labels):
+        """The weighted mean training loss, which TF 1.x's heads (the v1 canned
+        estimators: tf.compat.v1.losses' SUM reduction) also summarize."""
+        with tf.name_scope("average_loss"):
+            _, unreduced = self._unreduced_loss(labels, logits, features)
+            weights = self._weights(features, logits)
+            weights = tf.ones_like(unreduced) if weights is None else (
+                weights * tf.ones_like(unreduced))
+            return tf.reduce_sum(unreduced * weights) / tf.reduce_sum(weights)
 
 
 def _mean_loss(context):

@@ -176,3 +176,34 @@ def test_inputs_and_train_summaries_match_tf_estimator():
         assert sorted(actual[part]) == sorted(expected[part])
         for key, value in expected[part].items():
             assert actual[part][key] == value, (part, key)
+
+
+def _train_summaries(head, logits, labels, features):
+    with tf.Graph().as_default():
+        tf.compat.v1.train.get_or_create_global_step()
+        head.create_estimator_spec(
+            {k: tf.constant(v) for k, v in features.items()}, "train",
+            tf.constant(logits), labels=tf.constant(labels),
+            train_op_fn=lambda loss: tf.no_op(), regularization_losses=[tf.constant(0.25)])
+        summaries = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
+        with tf.compat.v1.Session() as session:
+            values = session.run(summaries)
+    return {v.tag: v.simple_value for value in values
+            for v in tf.compat.v1.Summary.FromString(value).value}
+
+
+@pytest.mark.parametrize(("make_head", "labels", "expected"), [
+    (lambda: el.BinaryClassHead(weight_column="w", loss_reduction="weighted_sum"),
+     [[1], [0], [1]], {"loss": 1.41406, "average_loss": 0.33259}),
+    (lambda: el.RegressionHead(weight_column="w", loss_reduction="weighted_sum"),
+     [[1.0], [0.0], [2.0]], {"loss": 2.5, "average_loss": 0.64286}),
+])
+def test_v1_sum_reduction_also_summarizes_the_average_loss(make_head, labels, expected):
+    # TF 1.x's heads (tf.compat.v1's canned estimators, SUM reduction), recorded on
+    # tf.estimator 2.15: 'average_loss' = weighted loss sum / weight sum.
+    tags = _train_summaries(make_head(), [[0.5], [-1.0], [2.0]], labels,
+                            {"w": np.array([[1.0], [2.0], [0.5]], np.float32)})
+    assert sorted(tags) == ["average_loss", "loss", "regularization_loss"]
+    for tag, value in expected.items():
+        assert tags[tag] == pytest.approx(value, abs=1e-5)
+    assert tags["regularization_loss"] == pytest.approx(0.25)
