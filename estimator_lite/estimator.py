@@ -24,6 +24,7 @@ from estimator_lite._engine import (
     eval_loop,
     event_files,
     predict_loop,
+    roles,
     state_updates,
     validation,
     warm_start,
@@ -37,7 +38,7 @@ from estimator_lite._engine.warm_start import VocabInfo, WarmStartSettings
 from estimator_lite._tf import logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
-from estimator_lite.run_config import RunConfig
+from estimator_lite.run_config import RunConfig, default_session_config
 
 __all__ = ["Estimator", "VocabInfo", "WarmStartSettings",
            "maybe_overwrite_model_dir_and_session_config"]
@@ -127,6 +128,9 @@ class Estimator:
                 f"config must be an estimator_lite.RunConfig, got {config!r} of type "
                 f"{type(config).__name__}")
         self._model_dir = model_dir_lib.resolve_model_dir(model_dir, config.model_dir)
+        # replace() copies the config (its class and attributes kept), as tf.estimator.
+        if config.session_config is None:
+            config = config.replace(session_config=default_session_config())
         self._config = (config if config.model_dir == self._model_dir
                         else config.replace(model_dir=self._model_dir))
         if model_fn is None:
@@ -271,9 +275,14 @@ class Estimator:
 
         Raises:
           ValueError: both steps and max_steps given, or one is <= 0; listeners
-            given with checkpointing disabled.
+            given with checkpointing disabled; the config's task is an evaluator
+            or a ps (as tf.estimator).
         """
         config = self._config
+        if config.task_type in (roles.EVALUATOR, roles.PS):
+            raise ValueError(f"train() cannot run as task type {config.task_type!r} (an "
+                             "evaluator or ps does not train); use "
+                             "train_and_evaluate, which runs each role's job")
         hooks, listeners = check_train_args(
             steps, max_steps, hooks, saving_listeners, checkpoints_off=config.is_chief
             and not (config.save_checkpoints_steps or config.save_checkpoints_secs))
@@ -329,7 +338,7 @@ class Estimator:
             checkpoints=checkpoints, summaries=summaries, progress=progress,
             restore_dir=(self._model_dir if distribute.workers_hold_variables(
                 config.train_distribute) else None),
-            session_creation_timeout_secs=config.session_creation_timeout_secs,
+            session_creation_timeout_secs=_creation_timeout(config),
             before_finalize_fn=lambda: periodic.add_default_saver(
                 scaffold, config.keep_checkpoint_max,
                 config.keep_checkpoint_every_n_hours))
@@ -561,6 +570,13 @@ def evaluate_values(estimator, input_fn, steps, hooks, name, variable_values):
     """
     return estimator._evaluate(input_fn, steps, hooks, None, name, variable_values,
                                "In-memory evaluation")
+
+
+def _creation_timeout(config):
+    """RunConfig.session_creation_timeout_secs; None waits for the chief without end
+    (as tf.estimator's SessionManager does)."""
+    timeout = config.session_creation_timeout_secs
+    return float("inf") if timeout is None else timeout
 
 
 # tf.estimator's private module functions that libraries and test suites import by

@@ -3,16 +3,20 @@
 `RunConfig` mirrors TF Estimator's RunConfig (2.15): the same arguments, defaults and
 derived cluster properties. The cluster comes from the `TF_CONFIG` environment
 variable, read once at construction. Every inconsistency in TF_CONFIG is a
-ValueError whose message starts with "TF_CONFIG" and shows the offending value.
+ValueError whose message starts with "TF_CONFIG" and shows the offending value (a
+TypeError where tf.estimator raises one: a `cluster` or `service` of the wrong type).
+What tf.estimator accepts is accepted: any job name, any address, any `environment`.
 """
 
+import copy
 import json
 import os
 
 from estimator_lite._engine import distribute, roles, validation
 from estimator_lite._tf import logging, tf
 
-__all__ = ["RunConfig", "TaskType", "ClusterInfo", "parse_tf_config"]
+__all__ = ["RunConfig", "TaskType", "ClusterInfo", "default_session_config",
+           "parse_tf_config"]
 
 _TF_CONFIG_ENV = "TF_CONFIG"
 _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
@@ -33,7 +37,6 @@ class TaskType:
 
 
 _VALID_TASK_TYPES = roles.ALL
-_VALID_ENVIRONMENTS = ("cloud", "google", "local")
 
 
 class ClusterInfo:
@@ -44,7 +47,7 @@ class ClusterInfo:
 
     __slots__ = ("cluster_spec", "task_type", "task_id", "is_chief", "master",
                  "evaluation_master", "num_ps_replicas", "num_worker_replicas",
-                 "global_id_in_cluster", "environment", "model_dir")
+                 "global_id_in_cluster", "environment", "model_dir", "service")
 
     def __init__(self, **fields):
         for name in self.__slots__:
@@ -52,6 +55,13 @@ class ClusterInfo:
 
     def __setattr__(self, name, value):
         raise AttributeError("ClusterInfo is immutable")
+
+    # Immutable: copies (RunConfig.replace deep-copies the config) share it.
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     def __repr__(self):
         parts = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__
@@ -62,8 +72,8 @@ class ClusterInfo:
 _VALID_PROTOCOLS = ("grpc", "grpc+verbs")
 
 
-def _tf_config_error(rule, value):
-    return ValueError(f"TF_CONFIG: {rule}; got {value!r}")
+def _tf_config_error(rule, value, error=ValueError):
+    return error(f"TF_CONFIG: {rule}; got {value!r}")
 
 
 def _load_tf_config(raw):
@@ -82,21 +92,22 @@ def _load_tf_config(raw):
 def _check_cluster(cluster, workers_only_ok=False):
     """Validates the `cluster` entry: {job_name: [address, ...]}.
 
-    `workers_only_ok`: a cluster of workers without a chief is valid (worker 0
-    leads; MultiWorkerMirroredStrategy clusters).
+    Any job name is accepted and addresses are not parsed, as in tf.estimator
+    (a server reports a bad address when it starts). `workers_only_ok`: a cluster
+    of workers without a chief is valid (worker 0 leads; MultiWorkerMirroredStrategy
+    clusters).
+
+    Raises:
+      TypeError: `cluster` is not a dict of lists (tf.estimator's type).
+      ValueError: two chiefs, both chief and master, or no chief.
     """
     if not isinstance(cluster, dict):
         raise _tf_config_error("'cluster' must be a dict of job name to address list",
-                               cluster)
+                               cluster, TypeError)
     for job, addresses in cluster.items():
-        if job not in _VALID_TASK_TYPES:
-            raise _tf_config_error(f"unknown job {job!r} in 'cluster' (valid jobs: "
-                                   f"{', '.join(_VALID_TASK_TYPES)})", cluster)
         if isinstance(addresses, str) or not isinstance(addresses, (list, tuple)):
             raise _tf_config_error(f"cluster[{job!r}] must be a list of 'host:port' "
-                                   "strings", addresses)
-        for address in addresses:
-            _check_address(job, address)
+                                   "strings", addresses, TypeError)
     for single in roles.CHIEFS:
         if len(cluster.get(single, ())) > 1:
             raise _tf_config_error(f"at most one {single!r} task is allowed",
@@ -109,29 +120,27 @@ def _check_cluster(cluster, workers_only_ok=False):
             and not (workers_only_ok and training_jobs == {TaskType.WORKER})):
         raise _tf_config_error("a cluster needs one 'chief' (or legacy 'master') task",
                                cluster)
-    return {job: list(addresses) for job, addresses in cluster.items() if addresses}
-
-
-def _check_address(job, address):
-    """Checks that an address is 'host:port' with a numeric port.
-
-    Caught when TF_CONFIG is read rather than when a server starts.
-    """
-    host, _, port = address.rpartition(":") if isinstance(address, str) else ("", "", "")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise _tf_config_error(f"cluster[{job!r}] addresses must be 'host:port' with a "
-                               "port from 1 to 65535", address)
+    return {job: list(addresses) for job, addresses in cluster.items()}
 
 
 def _task_index(index):
-    """The task index as an int; a string of digits counts (as in tf.estimator)."""
-    if isinstance(index, str) and index.strip().isdigit():
-        return int(index)
-    if isinstance(index, bool) or not isinstance(index, int):
-        raise _tf_config_error("task 'index' must be an int", index)
-    if index < 0:
+    """The task index as an int, converted as tf.estimator does (`int(index)`).
+
+    Raises:
+      TypeError: the index cannot be converted (a list, a dict).
+      ValueError: a string that is not a number, or a negative index.
+    """
+    if isinstance(index, bool):
+        raise _tf_config_error("task 'index' must be an int", index, TypeError)
+    try:
+        value = int(index)
+    except ValueError:
+        raise _tf_config_error("task 'index' must be an int", index) from None
+    except TypeError:
+        raise _tf_config_error("task 'index' must be an int", index, TypeError) from None
+    if value < 0:
         raise _tf_config_error("task 'index' must be >= 0", index)
-    return index
+    return value
 
 
 def _check_task(task, cluster):
@@ -139,21 +148,22 @@ def _check_task(task, cluster):
     if not isinstance(task, dict):
         raise _tf_config_error("'task' must be a dict with 'type' and 'index'", task)
     task_type = task.get("type")
-    if task_type is None:
+    if not task_type:
         raise _tf_config_error("'task' has no 'type' (valid types: "
                                f"{', '.join(_VALID_TASK_TYPES)})", task)
-    if task_type not in _VALID_TASK_TYPES:
-        raise _tf_config_error(f"unknown task type {task_type!r} (valid types: "
-                               f"{', '.join(_VALID_TASK_TYPES)})", task)
-    if "index" not in task:
+    if task.get("index") is None:
         raise _tf_config_error("'task' has no 'index'", task)
     index = _task_index(task["index"])
     if task_type == TaskType.EVALUATOR:
         if TaskType.MASTER in cluster:
             raise _tf_config_error("an evaluator is not supported with a legacy "
                                    "'master' cluster; use 'chief'", cluster)
+        # Outside the training cluster: any index (train_and_evaluate wants 0).
         return task_type, index
     if task_type not in cluster:
+        if task_type not in _VALID_TASK_TYPES:
+            raise _tf_config_error(f"unknown task type {task_type!r}: not a job of "
+                                   f"'cluster' (jobs: {sorted(cluster)})", task)
         raise _tf_config_error(f"task type {task_type!r} is not a job of 'cluster' "
                                f"(jobs: {sorted(cluster)})", task)
     if index >= len(cluster[task_type]):
@@ -203,6 +213,31 @@ def _optional_str(config, key):
     return value
 
 
+def _tf_config_model_dir(config):
+    """TF_CONFIG's 'model_dir': None or a non-empty string."""
+    model_dir = _optional_str(config, "model_dir")
+    if model_dir == "":
+        raise _tf_config_error("'model_dir' must be a non-empty path", model_dir)
+    return model_dir
+
+
+def _service(config):
+    """TF_CONFIG's platform 'service' entry: None or a dict (RunConfig.service).
+
+    Raises:
+      TypeError: it is not a dict (as tf.estimator).
+    """
+    service = config.get("service")
+    if service is not None and not isinstance(service, dict):
+        raise _tf_config_error("'service' must be a dict", service, TypeError)
+    return service
+
+
+def _single_node(cluster):
+    """One job with one task: the session runs in-process (master '')."""
+    return len(cluster) == 1 and len(next(iter(cluster.values()))) == 1
+
+
 def parse_tf_config(raw=None, workers_only_ok=False):
     """Parses and validates a TF_CONFIG JSON string.
 
@@ -217,23 +252,18 @@ def parse_tf_config(raw=None, workers_only_ok=False):
     Raises:
       ValueError: TF_CONFIG is malformed or inconsistent (message starts with
         "TF_CONFIG").
+      TypeError: 'cluster' or 'service' has the wrong type, as tf.estimator.
     """
     if raw is None:
         raw = os.environ.get(_TF_CONFIG_ENV)
     config = _load_tf_config(raw)
+    shared = {"environment": config.get("environment", "cloud"),
+              "model_dir": _tf_config_model_dir(config), "service": _service(config)}
     cluster = _check_cluster(config.get("cluster", {}), workers_only_ok)
-    environment = config.get("environment", "cloud")
-    if environment not in _VALID_ENVIRONMENTS:
-        raise _tf_config_error(f"'environment' must be one of {_VALID_ENVIRONMENTS}",
-                               environment)
     session_master = _optional_str(config, "session_master")
     eval_master = _optional_str(config, "eval_session_master") or ""
-    model_dir = _optional_str(config, "model_dir")
     task = config.get("task")
-    # The evaluator may be listed in the cluster (TonY and some Kubeflow setups do);
-    # it is outside the training cluster, so training roles ignore that job.
-    evaluators = cluster.pop(TaskType.EVALUATOR, [])
-    if not cluster and (not task or task.get("type") != TaskType.EVALUATOR):
+    if not cluster:
         if task:
             _check_task_without_cluster(task)
             logging.info("TF_CONFIG has a task but no cluster: training locally.")
@@ -241,46 +271,33 @@ def parse_tf_config(raw=None, workers_only_ok=False):
             cluster_spec=tf.train.ClusterSpec({}), task_type=TaskType.WORKER,
             task_id=0, is_chief=True, master=session_master or "",
             evaluation_master=eval_master, num_ps_replicas=0, num_worker_replicas=1,
-            global_id_in_cluster=0, environment=environment, model_dir=model_dir)
+            global_id_in_cluster=0, **shared)
     task_type, task_id = _check_task(task or {}, cluster)
     if task_type == TaskType.EVALUATOR:
-        if evaluators and task_id >= len(evaluators):
-            raise _tf_config_error(f"task 'index' must be < {len(evaluators)}, the "
-                                   "number of 'evaluator' tasks", task_id)
-        # The evaluator is outside the training cluster: it sees no cluster.
+        # The evaluator is outside the training cluster: it sees no cluster and
+        # runs its sessions in-process.
         return ClusterInfo(
             cluster_spec=tf.train.ClusterSpec({}), task_type=task_type,
-            task_id=task_id, is_chief=False, master=session_master or "",
-            evaluation_master=eval_master, num_ps_replicas=0, num_worker_replicas=0,
-            global_id_in_cluster=None, environment=environment, model_dir=model_dir)
-    single_node = sum(len(a) for a in cluster.values()) == 1
+            task_id=task_id, is_chief=False, master="", evaluation_master=eval_master,
+            num_ps_replicas=0, num_worker_replicas=0, global_id_in_cluster=None,
+            **shared)
     if session_master is not None:
         master = session_master
-    elif single_node:
+    elif _single_node(cluster):
         master = ""
     else:
         master = "grpc://" + cluster[task_type][task_id]
     workers = sum(len(cluster.get(j, ())) for j in roles.TRAINING)
+    # Training tasks keep every job in their cluster_spec (an evaluator listed there
+    # too, as tf.estimator); the default device filters keep sessions off it.
     return ClusterInfo(
         cluster_spec=tf.train.ClusterSpec(cluster), task_type=task_type,
         task_id=task_id, is_chief=task_type in roles.CHIEFS or (
             task_type == TaskType.WORKER and task_id == 0
             and not set(cluster) & set(roles.CHIEFS)),
-        master=master, evaluation_master=eval_master,
+        master=master, evaluation_master="",
         num_ps_replicas=len(cluster.get(TaskType.PS, ())), num_worker_replicas=workers,
-        global_id_in_cluster=_global_id(cluster, task_type, task_id),
-        environment=environment, model_dir=model_dir)
-
-
-def _default_device_filters(info):
-    """Device filters so a task only talks to the ps and itself (not other workers)."""
-    if not info.cluster_spec.jobs:
-        return None
-    if info.task_type in roles.CHIEFS:
-        return ["/job:ps", f"/job:{info.task_type}"]
-    if info.task_type == TaskType.WORKER:
-        return ["/job:ps", f"/job:worker/task:{info.task_id}"]
-    return None
+        global_id_in_cluster=_global_id(cluster, task_type, task_id), **shared)
 
 
 # RewriterConfig.ONE: Grappler optimizes each graph once instead of twice. This is
@@ -289,14 +306,28 @@ def _default_device_filters(info):
 _ONE_GRAPPLER_ITERATION = 1
 
 
-def _default_session_config(info):
+def default_session_config(device_filters=None):
+    """The session config an Estimator uses when RunConfig.session_config is None.
+
+    Soft placement and one Grappler round, as tf.estimator's
+    run_config.get_default_session_config; `device_filters` are added if given.
+    """
     config = tf.ConfigProto(allow_soft_placement=True)
     config.graph_options.rewrite_options.meta_optimizer_iterations = (
         _ONE_GRAPPLER_ITERATION)
-    filters = _default_device_filters(info)
-    if filters:
-        config.device_filters.extend(filters)
+    if device_filters:
+        config.device_filters.extend(device_filters)
     return config
+
+
+def _default_session_config(info):
+    """RunConfig's session_config when none is given: None locally and for the
+    evaluator (the Estimator fills in `default_session_config()`), else the
+    between-graph default with the role's device filters."""
+    if not info.cluster_spec.jobs:
+        return None
+    filters = roles.default_device_filters(info.task_type, info.task_id)
+    return default_session_config(filters) if filters else None
 
 
 def _resolve_checkpoint_args(steps, secs):
@@ -309,14 +340,19 @@ def _resolve_checkpoint_args(steps, secs):
         raise ValueError("save_checkpoints_steps and save_checkpoints_secs cannot both "
                          f"be set; got save_checkpoints_steps={steps!r}, "
                          f"save_checkpoints_secs={secs!r}")
-    return (validation.check_int("save_checkpoints_steps", steps, 1, allow_none=True),
+    # 0 is accepted (no step-based saving), as in tf.estimator.
+    return (validation.check_int("save_checkpoints_steps", steps, 0, allow_none=True),
             validation.check_number("save_checkpoints_secs", secs, 0, allow_none=True))
 
 
 def _check_model_dir(model_dir, tf_config_model_dir):
-    if model_dir is not None and not isinstance(model_dir, (str, os.PathLike)):
+    """The model_dir: the argument or TF_CONFIG's (they must agree), or None.
+
+    A bytes path is decoded (tf.estimator accepts one too).
+    """
+    if model_dir is not None and not isinstance(model_dir, (str, bytes, os.PathLike)):
         raise TypeError(f"model_dir must be a str or os.PathLike, got {model_dir!r}")
-    model_dir = os.fspath(model_dir) if model_dir is not None else None
+    model_dir = os.fsdecode(model_dir) if model_dir is not None else None
     if model_dir == "":
         raise ValueError("model_dir must be a non-empty path or None, got ''")
     if tf_config_model_dir is not None:
@@ -326,6 +362,14 @@ def _check_model_dir(model_dir, tf_config_model_dir):
                              f"with the model_dir argument {model_dir!r}")
         return tf_config_model_dir
     return model_dir
+
+
+def _check_tf_random_seed(seed):
+    """None or an int; another type is a ValueError, as in tf.estimator."""
+    if seed is not None and not isinstance(seed, int):
+        raise ValueError(f"tf_random_seed must be an int or None, got {seed!r} of type "
+                         f"{type(seed).__name__}")
+    return seed
 
 
 class RunConfig:
@@ -364,18 +408,23 @@ class RunConfig:
         self._args = {name: args[name] for name in self._ARG_NAMES}
         self._cluster = cluster_info
         self._model_dir = _check_model_dir(args["model_dir"], cluster_info.model_dir)
-        self._tf_random_seed = validation.check_int(
-            "tf_random_seed", args["tf_random_seed"], allow_none=True)
+        self._tf_random_seed = _check_tf_random_seed(args["tf_random_seed"])
         self._save_summary_steps = validation.check_int(
             "save_summary_steps", args["save_summary_steps"], 0, allow_none=True)
         self._save_checkpoints_steps, self._save_checkpoints_secs = (
             _resolve_checkpoint_args(args["save_checkpoints_steps"],
                                      args["save_checkpoints_secs"]))
+        # Resolved values, not the default marker: replace() starts from these.
+        self._args["save_checkpoints_steps"] = self._save_checkpoints_steps
+        self._args["save_checkpoints_secs"] = self._save_checkpoints_secs
         self._keep_checkpoint_max = validation.check_int(
             "keep_checkpoint_max", args["keep_checkpoint_max"], 0, allow_none=True)
+        # None is accepted, as tf.estimator does (the Saver then keeps no extra ones).
         self._keep_checkpoint_every_n_hours = validation.check_number(
-            "keep_checkpoint_every_n_hours", args["keep_checkpoint_every_n_hours"])
-        if self._keep_checkpoint_every_n_hours <= 0:
+            "keep_checkpoint_every_n_hours", args["keep_checkpoint_every_n_hours"],
+            allow_none=True)
+        if self._keep_checkpoint_every_n_hours is not None and (
+                self._keep_checkpoint_every_n_hours <= 0):
             raise ValueError("keep_checkpoint_every_n_hours must be > 0, got "
                              f"{self._keep_checkpoint_every_n_hours!r}")
         self._log_step_count_steps = validation.check_int(
@@ -384,7 +433,8 @@ class RunConfig:
             "experimental_max_worker_delay_secs",
             args["experimental_max_worker_delay_secs"], 0, allow_none=True)
         self._session_creation_timeout_secs = validation.check_int(
-            "session_creation_timeout_secs", args["session_creation_timeout_secs"], 1)
+            "session_creation_timeout_secs", args["session_creation_timeout_secs"], 1,
+            allow_none=True)
         self._device_fn = validation.check_callable("device_fn", args["device_fn"],
                                                      allow_none=True)
         protocol = args["protocol"]
@@ -412,9 +462,12 @@ class RunConfig:
                                 else _default_session_config(cluster_info))
 
     def replace(self, **kwargs):
-        """Returns a copy with some arguments replaced, validated again.
+        """Returns a deep copy with some arguments replaced, validated again.
 
-        The cluster read from TF_CONFIG at construction is kept.
+        As in tf.estimator the copy keeps the config's class (a subclass's overridden
+        properties) and any attributes set on it; the cluster read from TF_CONFIG at
+        construction is kept. Replacing one of save_checkpoints_steps/_secs with a
+        value clears the other.
 
         Raises:
           ValueError: an unknown argument name is given, or a value is invalid.
@@ -424,14 +477,17 @@ class RunConfig:
         if unknown:
             raise ValueError(f"replace() got unknown arguments {unknown}; valid ones: "
                              f"{', '.join(self._ARG_NAMES)}")
-        args = dict(self._args)
+        # The strategies are shared, not copied: they own devices and servers.
+        shared = {id(s): s for s in (self._train_distribute, self._eval_distribute)
+                  if s is not None}
+        new = copy.deepcopy(self, shared)
+        args = dict(new._args)
         args.update(kwargs)
-        if ("save_checkpoints_steps" in kwargs) != ("save_checkpoints_secs" in kwargs):
-            # Replacing one of the pair clears the other, as in TF Estimator.
-            other = ("save_checkpoints_secs" if "save_checkpoints_steps" in kwargs
-                     else "save_checkpoints_steps")
-            args[other] = None
-        new = RunConfig.__new__(RunConfig)
+        steps, secs = "save_checkpoints_steps", "save_checkpoints_secs"
+        if steps in kwargs and secs not in kwargs and kwargs[steps] is not None:
+            args[secs] = None
+        elif secs in kwargs and steps not in kwargs and kwargs[secs] is not None:
+            args[steps] = None
         new._init(args, self._cluster)
         return new
 
@@ -459,7 +515,8 @@ class RunConfig:
     checkpoint_save_graph_def = property(lambda self: self._checkpoint_save_graph_def)
     train_distribute = property(lambda self: self._train_distribute)
     eval_distribute = property(lambda self: self._eval_distribute)
-    service = property(lambda self: None)
+    service = property(lambda self: self._cluster.service,
+                       doc="TF_CONFIG's 'service' dict (set by the platform), or None.")
     cluster_spec = property(lambda self: self._cluster.cluster_spec)
     task_type = property(lambda self: self._cluster.task_type)
     task_id = property(lambda self: self._cluster.task_id)

@@ -21,6 +21,7 @@ Who owns what:
 """
 
 import collections
+import os
 import time
 import typing
 
@@ -252,7 +253,7 @@ class _Evaluator:
         for exporter in eval_spec.exporters:
             exporter.bind_eval_dir(eval_dir_name)
             saved_model_lib.remove_stale_temp_dirs(
-                model_dir_lib.export_dir(estimator.model_dir, exporter.name))
+                model_dir_lib.export_dir(_model_dir(estimator), exporter.name))
         self.last_result = None
         self.last_export_results = []
 
@@ -283,7 +284,7 @@ class _Evaluator:
         latest = self._estimator.latest_checkpoint()
         if not latest:
             self._warn("No checkpoint in %s yet; skipping evaluation.",
-                       self._estimator.model_dir)
+                       _model_dir(self._estimator))
             return _EvalResult(_EvalStatus.MISSING_CHECKPOINT), []
         if latest == self._previous_ckpt_path:
             self._warn("No new checkpoint since %s; skipping evaluation.", latest)
@@ -291,9 +292,10 @@ class _Evaluator:
         self._previous_ckpt_path = latest  # Never retry a checkpoint that failed.
         spec = self._eval_spec
         try:
-            metrics = self._estimator.evaluate(spec.input_fn, steps=spec.steps,
-                                               hooks=list(spec.hooks),
-                                               checkpoint_path=latest, name=spec.name)
+            # Keywords, as tf.estimator calls it.
+            metrics = self._estimator.evaluate(input_fn=spec.input_fn, steps=spec.steps,
+                                               checkpoint_path=latest, name=spec.name,
+                                               hooks=list(spec.hooks))
         except _RESTORE_ERRORS as e:
             _skip_or_raise(latest, e, "evaluating")
             return _EvalResult(_EvalStatus.MISSING_CHECKPOINT), []
@@ -325,7 +327,7 @@ class _Evaluator:
         is_final = is_final and not self._final_export_done
         export_results = []
         for exporter in self._eval_spec.exporters:
-            export_path = model_dir_lib.export_dir(self._estimator.model_dir,
+            export_path = model_dir_lib.export_dir(_model_dir(self._estimator),
                                                    exporter.name)
             try:
                 export_results.append(exporter.export(
@@ -433,6 +435,25 @@ def _num_tasks(cluster_spec, job):
     return cluster_spec.num_tasks(job) if job in cluster_spec.jobs else 0
 
 
+def _model_dir(estimator):
+    """The estimator's model_dir as a str (an Estimator-like object may hold bytes)."""
+    return os.fsdecode(estimator.model_dir)
+
+
+def _check_eval_spec(eval_spec, allow_none=False):
+    """Checks `eval_spec`; None is allowed for roles that do not evaluate.
+
+    Raises:
+      TypeError: it is not an EvalSpec (or None where allowed), as tf.estimator.
+    """
+    if eval_spec is None and allow_none:
+        return None
+    if not isinstance(eval_spec, EvalSpec):
+        raise TypeError(f"eval_spec must be an EvalSpec to evaluate (locally, as the "
+                        f"master or as the evaluator), got {eval_spec!r}")
+    return eval_spec
+
+
 class _TrainingExecutor:
     """Runs the role of this process (from TF_CONFIG): train, evaluate or serve."""
 
@@ -447,8 +468,10 @@ class _TrainingExecutor:
         _check_estimator(estimator)
         if not isinstance(train_spec, TrainSpec):
             raise TypeError(f"train_spec must be a TrainSpec, got {train_spec!r}")
-        if not isinstance(eval_spec, EvalSpec):
-            raise TypeError(f"eval_spec must be an EvalSpec, got {eval_spec!r}")
+        # None is fine for the chief, workers and ps (they only train or serve); the
+        # roles that evaluate check it when they run.
+        if eval_spec is not None and not isinstance(eval_spec, EvalSpec):
+            raise TypeError(f"eval_spec must be an EvalSpec or None, got {eval_spec!r}")
         if continuous_eval_listener is not None and not isinstance(
                 continuous_eval_listener, _ContinuousEvalListener):
             raise TypeError("continuous_eval_listener must be a _ContinuousEvalListener, "
@@ -498,13 +521,15 @@ class _TrainingExecutor:
 
     def _train(self, extra_listeners=()):
         spec = self._train_spec
-        self._estimator.train(spec.input_fn, max_steps=spec.max_steps,
+        # Keywords, as tf.estimator calls it (an Estimator-like object may rely on it).
+        self._estimator.train(input_fn=spec.input_fn, max_steps=spec.max_steps,
                               hooks=list(spec.hooks) + list(self._train_hooks),
                               saving_listeners=list(spec.saving_listeners) +
                               list(extra_listeners))
 
     def _make_evaluator(self):
-        return _Evaluator(self._estimator, self._eval_spec, self._train_spec.max_steps)
+        return _Evaluator(self._estimator, _check_eval_spec(self._eval_spec),
+                          self._train_spec.max_steps)
 
     def _make_eval_listener(self, evaluator):
         return _NewCheckpointListenerForEvaluate(
@@ -513,7 +538,7 @@ class _TrainingExecutor:
     def _mark_training_complete(self):
         latest = self._estimator.latest_checkpoint()
         step = model_dir_lib.checkpoint_step(latest) if latest else 0
-        completion.write_training_complete(self._estimator.model_dir, step,
+        completion.write_training_complete(_model_dir(self._estimator), step,
                                            self._train_spec.max_steps, _now())
         logging.info("Training complete at global step %d.", step)
 
@@ -550,11 +575,11 @@ class _TrainingExecutor:
         eval_dir = getattr(self._estimator, "eval_dir", None)
         if eval_dir is not None:
             return eval_dir(self._eval_spec.name)
-        return model_dir_lib.eval_dir(self._estimator.model_dir, self._eval_spec.name)
+        return model_dir_lib.eval_dir(_model_dir(self._estimator), self._eval_spec.name)
 
     def run_chief(self):
         """Trains as the chief, then marks training complete in model_dir."""
-        completion.clear_markers(self._estimator.model_dir)
+        completion.clear_markers(_model_dir(self._estimator))
         self._start_distributed_training()
         self._train()
         self._mark_training_complete()
@@ -565,14 +590,14 @@ class _TrainingExecutor:
         strategy = getattr(self._estimator.config, "train_distribute", None)
         # Watching from the start: the chief clears an old marker when it starts.
         watcher = (completion.CompletionWatcher(
-            self._estimator.model_dir, self._train_spec.max_steps, _now, _grace_secs())
+            _model_dir(self._estimator), self._train_spec.max_steps, _now, _grace_secs())
             if distribute.is_collective(strategy) else None)
         self._start_distributed_training()
         self._train()
         if watcher is not None:
             self._wait_for_chief(watcher)
         latest = self._estimator.latest_checkpoint()
-        completion.write_worker_done(self._estimator.model_dir,
+        completion.write_worker_done(_model_dir(self._estimator),
                                      self._estimator.config.task_id,
                                      model_dir_lib.checkpoint_step(latest) if latest else 0)
         return None, None
@@ -591,7 +616,8 @@ class _TrainingExecutor:
 
     def run_master(self):
         """Trains as the legacy master, evaluating through the checkpoint listener."""
-        completion.clear_markers(self._estimator.model_dir)
+        _check_eval_spec(self._eval_spec)
+        completion.clear_markers(_model_dir(self._estimator))
         self._start_distributed_training()
         listener = self._make_eval_listener(self._make_evaluator())
         self._train([listener])
@@ -605,7 +631,7 @@ class _TrainingExecutor:
         self._start_distributed_training()
         config = self._estimator.config
         grace_secs = _grace_secs()
-        watcher = completion.CompletionWatcher(self._estimator.model_dir,
+        watcher = completion.CompletionWatcher(_model_dir(self._estimator),
                                                self._train_spec.max_steps, _now,
                                                grace_secs)
         num_workers = _num_tasks(config.cluster_spec, roles.WORKER)
@@ -613,7 +639,7 @@ class _TrainingExecutor:
         while True:
             if watcher.poll() is not None:
                 marker_secs = marker_secs if marker_secs is not None else _now()
-                done = completion.workers_done(self._estimator.model_dir)
+                done = completion.workers_done(_model_dir(self._estimator))
                 if done >= set(range(num_workers)):
                     break
                 if _now() - marker_secs >= grace_secs:
@@ -636,9 +662,9 @@ class _TrainingExecutor:
 
     def _start_continuous_evaluation(self):
         """The evaluator's loop: start delay, then one iteration until one says stop."""
-        spec = self._eval_spec
+        spec = _check_eval_spec(self._eval_spec)
         # Watch before the start delay: it counts towards an old marker's grace.
-        watcher = completion.CompletionWatcher(self._estimator.model_dir,
+        watcher = completion.CompletionWatcher(_model_dir(self._estimator),
                                                self._train_spec.max_steps, _now,
                                                _grace_secs())
         if spec.start_delay_secs:
@@ -742,5 +768,7 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
       TypeError: wrong estimator or spec types.
       ValueError: an evaluator with index > 0, or an unknown task type.
     """
-    # run() checks the role (an unknown type, a second evaluator) before doing anything.
+    # Every role needs the EvalSpec here (tf.estimator checks it first too); run()
+    # checks the role (an unknown type, a second evaluator) before doing anything.
+    _check_eval_spec(eval_spec)
     return _TrainingExecutor(estimator, train_spec, eval_spec).run()

@@ -1,7 +1,9 @@
 """Tests for train_and_evaluate, the specs, _TrainingExecutor and the evaluator."""
 
+import json
 import logging as std_logging
 import os
+import types
 
 import numpy as np
 import pytest
@@ -12,7 +14,11 @@ from estimator_lite import training
 from estimator_lite._engine import completion
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._tf import tf
-from tests import models
+from tests import models, zygote
+from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXECUTOR_DRIVER = os.path.join(ROOT, "tests", "compat", "executor_driver.py")
 
 ERR_VALID_TYPES = "valid task types: chief, evaluator, master, ps, worker"
 ERR_ONE_EVALUATOR = r"only one evaluator \(index 0\)"
@@ -340,6 +346,137 @@ def test_train_and_evaluate_checks_argument_types(tmp_path):
     with pytest.raises(TypeError, match="continuous_eval_listener"):
         training._TrainingExecutor(estimator, el.TrainSpec(_input_fn),
                                    el.EvalSpec(_input_fn), continuous_eval_listener=1)
+
+
+# Calls, eval_spec=None, bytes model_dir -------------------------------------------
+
+
+class KeywordOnlyEstimator(FakeEstimator):
+    """An Estimator-like object whose train/evaluate take keywords only."""
+
+    def train(self, *, input_fn, hooks=None, steps=None, max_steps=None,
+              saving_listeners=None):
+        return super().train(input_fn, hooks, steps, max_steps, saving_listeners)
+
+    def evaluate(self, *, input_fn, steps=None, hooks=None, checkpoint_path=None,
+                 name=None):
+        return super().evaluate(input_fn, steps, hooks, checkpoint_path, name)
+
+
+def test_estimator_is_called_with_keywords(tmp_path, clock):
+    estimator = KeywordOnlyEstimator(tmp_path)
+    metrics, _ = _executor(estimator).run_local()
+    assert metrics["global_step"] == 30 and estimator.evaluated[-1] == 30
+
+
+@requires_oracle
+def test_train_and_evaluate_arguments_match_tf_estimator(tmp_path):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("TF_CONFIG", None)
+    result = zygote.run([TF215_PYTHON, EXECUTOR_DRIVER, str(tmp_path / "oracle")],
+                        capture_output=True, text=True, env=env, timeout=300,
+                        check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    expected = json.loads(result.stdout.strip().splitlines()[-1])["result"]
+    driver = load_driver(EXECUTOR_DRIVER, "executor_driver")
+    lib = types.SimpleNamespace(Estimator=el.Estimator, training=training,
+                                TrainSpec=el.TrainSpec, EvalSpec=el.EvalSpec)
+    assert driver.run(lib, str(tmp_path / "lite")) == expected
+
+
+@pytest.mark.parametrize("task_type", ["chief", "worker"])
+def test_training_roles_need_no_eval_spec(tmp_path, clock, servers, task_type):
+    # tf.estimator's _TrainingExecutor takes eval_spec=None; only the roles that
+    # evaluate need one.
+    estimator = FakeEstimator(tmp_path, FakeConfig(task_type, 0, CLUSTER))
+    executor = training._TrainingExecutor(estimator, el.TrainSpec(_input_fn, 30), None)
+    assert executor.run() == (None, None)
+    assert estimator.train_calls[0]["max_steps"] == 30
+    assert estimator.evaluated == []
+
+
+def test_ps_needs_no_eval_spec(tmp_path, clock, servers):
+    estimator = FakeEstimator(tmp_path, FakeConfig("ps", 0, {"chief": ["127.0.0.1:1"],
+                                                             "ps": ["127.0.0.1:4"]}))
+    clock.on_sleep = _one_per_sleep(
+        lambda: completion.write_training_complete(str(tmp_path), 30, 30, clock.now))
+    executor = training._TrainingExecutor(estimator, el.TrainSpec(_input_fn, 30), None)
+    assert executor.run() == (None, None)
+
+
+@pytest.mark.parametrize("task_type, cluster", [
+    ("worker", None), ("evaluator", None),
+    ("master", {"master": ["127.0.0.1:1"], "ps": ["127.0.0.1:4"]})])
+def test_evaluating_roles_need_an_eval_spec(tmp_path, clock, servers, task_type,
+                                            cluster):
+    estimator = FakeEstimator(tmp_path, FakeConfig(task_type, 0, cluster))
+    executor = training._TrainingExecutor(estimator, el.TrainSpec(_input_fn, 30), None)
+    with pytest.raises(TypeError, match="eval_spec must be an EvalSpec"):
+        executor.run()
+    assert estimator.train_calls == [] and servers.created == []
+    with pytest.raises(TypeError, match="eval_spec must be an EvalSpec"):
+        el.train_and_evaluate(estimator, el.TrainSpec(_input_fn, 30), None)
+
+
+class BytesModelDirEstimator(FakeEstimator):
+    """An Estimator-like object whose model_dir is bytes (tf.estimator allowed it)."""
+
+    def __init__(self, model_dir, *args, **kwargs):
+        super().__init__(model_dir, *args, **kwargs)
+        self.model_dir = os.fsencode(model_dir)
+
+    def add_checkpoint(self, step):
+        path = os.path.join(os.fsdecode(self.model_dir), f"model.ckpt-{step}")
+        self.checkpoints.append(path)
+        return path
+
+
+def test_bytes_model_dir_roles_share_the_completion_marker(tmp_path, clock, servers):
+    chief = BytesModelDirEstimator(tmp_path, FakeConfig("chief", 0, CLUSTER))
+    assert _executor(chief).run_chief() == (None, None)
+    assert completion.read_training_complete(str(tmp_path)).global_step == 30
+    worker = BytesModelDirEstimator(tmp_path, FakeConfig("worker", 1, CLUSTER))
+    assert _executor(worker).run_worker() == (None, None)
+    assert completion.workers_done(str(tmp_path)) == {1}
+    # Without max_steps the evaluator stops on the chief's marker of a new run.
+    completion.clear_markers(str(tmp_path))
+    exporter = RecordingExporter()
+    evaluator = BytesModelDirEstimator(tmp_path, FakeConfig("evaluator", 0))
+    clock.on_sleep = _one_per_sleep(
+        lambda: evaluator.add_checkpoint(30),
+        lambda: completion.write_training_complete(str(tmp_path), 30, None, clock.now))
+    metrics, _ = _executor(evaluator, max_steps=None, exporters=[exporter],
+                           throttle_secs=5).run_evaluator()
+    assert metrics["global_step"] == 30
+    assert exporter.calls[-1][1:] == (True, os.path.join(str(tmp_path), "export", "rec"))
+
+
+def _checkpoint_with_step(directory, name_step, stored_step):
+    """A real checkpoint named model.ckpt-<name_step> holding global_step stored_step."""
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        saver = tf.train.Saver()
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            session.run(step.assign(stored_step))
+            return saver.save(session, os.path.join(directory, "model.ckpt"),
+                              global_step=name_step)
+
+
+def test_completion_marker_has_the_step_stored_in_the_checkpoint(tmp_path, clock,
+                                                                   servers):
+    # An asynchronous chief names its checkpoint after the step it last saw; the
+    # global_step variable inside (what tf.estimator reads, and evaluations
+    # report) may be ahead: that one marks the end of training.
+    class LaggingName(FakeEstimator):
+        def train(self, *args, **kwargs):
+            super().train(*args, **kwargs)
+            self.checkpoints.append(_checkpoint_with_step(self.model_dir, 30, 33))
+            return self
+
+    estimator = LaggingName(tmp_path, FakeConfig("chief", 0, CLUSTER))
+    assert _executor(estimator).run_chief() == (None, None)
+    assert completion.read_training_complete(str(tmp_path)).global_step == 33
 
 
 # Servers and delays -----------------------------------------------------------------

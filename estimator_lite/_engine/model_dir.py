@@ -54,9 +54,10 @@ def resolve_model_dir(model_dir, config_model_dir):
       TypeError: model_dir is not a str or os.PathLike.
       ValueError: both are given and differ.
     """
-    if model_dir is not None and not isinstance(model_dir, (str, os.PathLike)):
+    if model_dir is not None and not isinstance(model_dir, (str, bytes, os.PathLike)):
         raise TypeError(f"model_dir must be a str or os.PathLike, got {model_dir!r}")
-    model_dir = os.fspath(model_dir) if model_dir is not None else None
+    # A bytes path is decoded: tf.estimator accepted one.
+    model_dir = os.fsdecode(model_dir) if model_dir is not None else None
     if model_dir and config_model_dir and (os.path.abspath(model_dir) !=
                                            os.path.abspath(config_model_dir)):
         raise ValueError(f"model_dir {model_dir!r} differs from config.model_dir "

@@ -216,7 +216,11 @@ class TrainSummaries:
         self._timer = Timer(save_summary_steps if summary_dir else None)
         self._op = None
         if self._timer.enabled:
-            tf.summary.scalar("loss", loss)
+            # A head's TRAIN spec already summarizes 'loss' (tf.estimator adds none
+            # then either).
+            if not any(summary.op.name == "loss"
+                       for summary in tf.get_collection(tf.GraphKeys.SUMMARIES)):
+                tf.summary.scalar("loss", loss)
             self._op = tf.summary.merge_all()
         self._writer = None
 

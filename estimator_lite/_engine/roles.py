@@ -14,12 +14,14 @@ spelling.
 | `evaluator` | no     | no    | yes         | none (waits for the markers) |
 
 `master` is the legacy chief (no `chief`, no evaluator in its cluster); the
-evaluator is outside the training cluster.
+evaluator is outside the training cluster. A cluster may name other jobs too (as
+tf.estimator allows): such a task neither trains nor leads, and gets no default
+device filters.
 """
 
 __all__ = ["CHIEF", "MASTER", "WORKER", "PS", "EVALUATOR", "ALL", "CHIEFS", "TRAINING",
            "UNIQUE", "MARKS_TRAINING_COMPLETE", "MARKS_WORKER_DONE", "trains",
-           "is_unique", "check_evaluator_index"]
+           "is_unique", "check_evaluator_index", "default_device_filters"]
 
 CHIEF = "chief"
 MASTER = "master"
@@ -59,3 +61,19 @@ def check_evaluator_index(task_type, task_index):
     if task_type == EVALUATOR and task_index != 0:
         raise ValueError(f"only one evaluator (index 0) is supported, got index "
                          f"{task_index}")
+
+
+def default_device_filters(task_type, task_id):
+    """The devices a task of a between-graph cluster talks to by default, or None.
+
+    The chief and workers see the ps and themselves (not each other); a ps sees
+    every training job; the evaluator and other jobs get no filters (tf.estimator's
+    defaults).
+    """
+    if task_type in CHIEFS:
+        return [f"/job:{PS}", f"/job:{task_type}"]
+    if task_type == WORKER:
+        return [f"/job:{PS}", f"/job:{WORKER}/task:{task_id}"]
+    if task_type == PS:
+        return [f"/job:{PS}", f"/job:{WORKER}", f"/job:{CHIEF}", f"/job:{MASTER}"]
+    return None

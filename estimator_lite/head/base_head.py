@@ -5,6 +5,8 @@ with tf.estimator's heads. Subclasses say how labels become a per-example loss,
 what the predictions and export outputs are, and which metrics they report.
 """
 
+import abc
+
 from estimator_lite._engine import distribute
 from estimator_lite._tf import VARIABLE_TYPES, tf
 from estimator_lite.head import head_inputs, reduction
@@ -155,14 +157,18 @@ def _regularization_loss(regularization_losses):
     return tf.add_n([tf.cast(loss, tf.float32) for loss in regularization_losses])
 
 
-class Head:
-    """Base class of the heads.
+class Head(abc.ABC):
+    """Base class of the heads (abstract, as tf.estimator's `Head`).
 
-    Subclasses implement `_processed_labels`, `_builtin_unreduced_loss`,
-    `predictions`, `_export_outputs` and `_metric_builders`.
+    The built-in heads implement `_processed_labels`, `_builtin_unreduced_loss`,
+    `predictions`, `_export_outputs` and `_metric_builders`, and share the rest.
+    A user's subclass may instead implement tf.estimator's interface (`name`,
+    `logits_dimension`, `loss_reduction`, `loss`, `predictions`, `metrics`,
+    `update_metrics`) and `create_estimator_spec` (or `_create_tpu_estimator_spec`);
+    it needs no constructor arguments.
     """
 
-    def __init__(self, logits_dimension, name=None, weight_column=None,
+    def __init__(self, logits_dimension=None, name=None, weight_column=None,
                  loss_reduction=reduction.SUM_OVER_BATCH_SIZE, loss_fn=None):
         """Stores the arguments every head shares, checked.
 
@@ -205,21 +211,27 @@ class Head:
         """Returns (metric key without head name, fn(EvalContext) -> (value, update))."""
         raise NotImplementedError
 
+    @abc.abstractmethod
     def predictions(self, logits, keys=None):
         """Returns a dict of prediction key to Tensor (only `keys` if given)."""
-        raise NotImplementedError
 
     # Shared -----------------------------------------------------------------------
 
     def _metric_key(self, key):
         return metric_key(key, self._name)
 
+    # Whether example weights may be given per logit ([batch_size, d]): regression
+    # heads only, as in tf.estimator.
+    _PER_LOGIT_WEIGHTS = False
+
     def _weights(self, features, logits):
-        return head_inputs.weights_from_features(features, self._weight_column, logits)
+        return head_inputs.weights_from_features(features, self._weight_column, logits,
+                                                 per_logit=self._PER_LOGIT_WEIGHTS)
 
     def _unreduced_loss(self, labels, logits, features):
         """Returns (processed labels, per-example loss)."""
-        processed = self._processed_labels(labels)
+        processed = self._processed_labels(head_inputs.labels_like_logits(labels, logits))
+        head_inputs.check_labels_match_logits(processed, logits)
         if self._loss_fn is None:
             return processed, self._builtin_unreduced_loss(processed, logits)
         unreduced = head_inputs.call_loss_fn(self._loss_fn, processed, logits, features,
@@ -306,6 +318,13 @@ class Head:
             train_op_fn in TRAIN mode.
           TypeError: optimizer is not an optimizer.
         """
+        if type(self)._export_outputs is Head._export_outputs:
+            # A user's head on tf.estimator's interface: it builds its own spec.
+            return self._user_head_spec(
+                features=features, mode=mode, logits=logits, labels=labels,
+                optimizer=optimizer, trainable_variables=trainable_variables,
+                train_op_fn=train_op_fn, update_ops=update_ops,
+                regularization_losses=regularization_losses)
         with tf.name_scope(self._name or "head"):
             logits = self._checked_logits(logits)
             predictions = self.predictions(logits)
@@ -324,8 +343,67 @@ class Head:
                                  f"{ModeKeys.EVAL!r}, {ModeKeys.PREDICT!r}; got {mode!r}")
             train_op = make_train_op(loss, optimizer, trainable_variables, train_op_fn,
                                      update_ops, self._loss_reduction)
+            self._add_train_summaries(loss, regularization_losses, features, logits,
+                                      labels)
             return EstimatorSpec(mode, predictions=predictions, loss=loss,
                                  train_op=train_op)
+
+    def _create_tpu_estimator_spec(self, features, mode, logits, labels=None,
+                                   optimizer=None, trainable_variables=None,
+                                   train_op_fn=None, update_ops=None,
+                                   regularization_losses=None):
+        """A user's head may build its spec here (a TPUEstimatorSpec or an
+        EstimatorSpec) instead of overriding `create_estimator_spec`.
+
+        Raises:
+          NotImplementedError: not overridden.
+        """
+        raise NotImplementedError("TPUEstimatorSpec not available for this model head.")
+
+    def _user_head_spec(self, **kwargs):
+        """The spec of a head that implements only tf.estimator's interface."""
+        try:
+            spec = self._create_tpu_estimator_spec(**kwargs)
+        except NotImplementedError:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement create_estimator_spec() or "
+                "_create_tpu_estimator_spec() (subclasses of Head build their "
+                "EstimatorSpec)") from None
+        as_estimator_spec = getattr(spec, "as_estimator_spec", None)
+        return as_estimator_spec() if as_estimator_spec is not None else spec
+
+    def _summary_name(self, key):
+        """The tag of a training summary: the metric key (head name suffixed)."""
+        return self._metric_key(key)
+
+    def _add_train_summaries(self, loss, regularization_losses, features, logits,
+                             labels):
+        """Adds TRAIN mode's scalar summaries, as tf.estimator's heads do.
+
+        'loss' (the regularized training loss) and 'regularization_loss', suffixed
+        with the head name, at the graph's top name scope; the Estimator writes
+        them with the other summaries (and adds no second 'loss').
+        """
+        average = (self._average_loss(features, logits, labels)
+                   if self._loss_reduction == reduction.V1_SUM else None)
+        with tf.name_scope(""):
+            tf.summary.scalar(self._summary_name(MetricKeys.LOSS), loss)
+            if average is not None:
+                tf.summary.scalar(self._summary_name(MetricKeys.LOSS_MEAN), average)
+            regularization = _regularization_loss(regularization_losses)
+            if regularization is not None:
+                tf.summary.scalar(self._summary_name(MetricKeys.LOSS_REGULARIZATION),
+                                  regularization)
+
+    def _average_loss(self, features, logits, labels):
+        """The weighted mean training loss, which TF 1.x's heads (the v1 canned
+        estimators: tf.compat.v1.losses' SUM reduction) also summarize."""
+        with tf.name_scope("average_loss"):
+            _, unreduced = self._unreduced_loss(labels, logits, features)
+            weights = self._weights(features, logits)
+            weights = tf.ones_like(unreduced) if weights is None else (
+                weights * tf.ones_like(unreduced))
+            return tf.reduce_sum(unreduced * weights) / tf.reduce_sum(weights)
 
 
 def _mean_loss(context):

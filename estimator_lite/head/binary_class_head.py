@@ -14,6 +14,8 @@ from estimator_lite.head.metrics import auc, broadcast_weights, weighted_mean
 
 __all__ = ["BinaryClassHead", "classification_export_outputs"]
 
+# Named in the run-time error of a label outside [0, 1].
+_RANGE_WHAT = "labels (class ids, or probabilities of class 1)"
 _KEYS = (PredictionKeys.LOGITS, PredictionKeys.LOGISTIC, PredictionKeys.PROBABILITIES,
          PredictionKeys.CLASS_IDS, PredictionKeys.CLASSES, PredictionKeys.ALL_CLASS_IDS,
          PredictionKeys.ALL_CLASSES)
@@ -41,7 +43,10 @@ def _weighted(metric_fn, labels, predictions, weights):
 class BinaryClassHead(Head):
     """Head for binary classification: sigmoid cross-entropy on one logit per example.
 
-    Labels are 0/1 ids, or strings from `label_vocabulary` (2 entries). Predictions:
+    Labels are 0/1 ids, floats in [0, 1] (probabilities of class 1: the loss is the
+    soft cross-entropy, and precision/recall/AUC count any non-zero label as
+    positive, as tf.estimator's do), or strings from `label_vocabulary` (2 entries).
+    Predictions:
     logits, logistic, probabilities, class_ids, classes, all_class_ids, all_classes.
     """
 
@@ -71,9 +76,12 @@ class BinaryClassHead(Head):
 
     def _processed_labels(self, labels):
         labels = head_inputs.dense_labels(labels, 1)
-        ids = head_inputs.class_ids_from_labels(labels, self._label_vocabulary)
-        ids = head_inputs.labels_in_range(ids, 0, 1, "labels (class ids)")
-        return tf.cast(ids, tf.float32)
+        if self._label_vocabulary is not None or labels.dtype == tf.string:
+            labels = head_inputs.class_ids_from_labels(labels, self._label_vocabulary)
+        # Float labels are kept, not truncated to ids: as in tf.estimator, a label in
+        # [0, 1] is the probability of class 1 in the sigmoid cross-entropy.
+        labels = tf.cast(labels, tf.float32)
+        return head_inputs.labels_in_range(labels, 0, 1, _RANGE_WHAT)
 
     def _builtin_unreduced_loss(self, labels, logits):
         return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)

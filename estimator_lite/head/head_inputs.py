@@ -6,9 +6,10 @@ import numbers
 from estimator_lite._tf import tf
 
 __all__ = [
-    "call_loss_fn", "check_label_vocabulary", "check_logits", "check_loss_fn",
-    "check_name", "check_thresholds", "check_weight_column", "class_ids_from_labels",
-    "dense_labels", "labels_in_range", "weights_from_features",
+    "call_loss_fn", "check_label_vocabulary", "check_labels_match_logits",
+    "check_logits", "check_loss_fn", "check_name", "check_thresholds",
+    "check_weight_column", "class_ids_from_labels", "dense_labels", "labels_in_range",
+    "labels_like_logits", "weights_from_features",
 ]
 
 
@@ -136,24 +137,54 @@ def call_loss_fn(loss_fn, labels, logits, features, expected_shape_tensor):
 
 
 def check_logits(logits, logits_dimension):
-    """Returns `logits` as a float32 Tensor [batch_size, logits_dimension].
+    """Returns `logits` as a float32 Tensor [D0, ..., DN, logits_dimension].
+
+    Integer logits are cast, as tf.estimator's heads do.
 
     Raises:
-      ValueError: the last dimension is not `logits_dimension`.
+      ValueError: not numbers, rank below 2, or the last dimension is not
+        `logits_dimension`.
     """
     logits = tf.convert_to_tensor(logits)
-    if not logits.dtype.is_floating:
+    if not (logits.dtype.is_floating or logits.dtype.is_integer):
         raise ValueError(f"logits must be a float Tensor, got dtype {logits.dtype.name}")
     logits = tf.cast(logits, tf.float32)
-    if logits.shape.ndims == 1 and logits_dimension == 1:
-        logits = tf.expand_dims(logits, -1)
     last = logits.shape[-1] if logits.shape.ndims else None
     last = getattr(last, "value", last)
     if logits.shape.ndims is not None and (logits.shape.ndims < 2 or (
             last is not None and last != logits_dimension)):
-        raise ValueError("logits must have shape [batch_size, logits_dimension] with "
-                         f"logits_dimension={logits_dimension}, got shape {logits.shape}")
+        raise ValueError("logits must have shape [batch_size, logits_dimension] (or "
+                         f"[D0, ..., DN, logits_dimension]) with logits_dimension="
+                         f"{logits_dimension}, got shape {logits.shape}")
     return logits
+
+
+def labels_like_logits(labels, logits):
+    """Dense labels one rank below the logits get a last dimension of 1 (as in
+    tf.estimator: [D0, ..., DN] class ids for [D0, ..., DN, n] logits)."""
+    if labels is None or isinstance(labels, (tf.SparseTensor, tf.SparseTensorValue)):
+        return labels
+    labels = tf.convert_to_tensor(labels)
+    if (labels.shape.ndims is not None and logits.shape.ndims is not None
+            and labels.shape.ndims == logits.shape.ndims - 1 and labels.shape.ndims > 1):
+        labels = tf.expand_dims(labels, -1)
+    return labels
+
+
+def check_labels_match_logits(labels, logits):
+    """Checks that processed labels and logits agree on all but the last dimension.
+
+    Raises:
+      ValueError: e.g. a batch of labels of another size than the logits' (it
+        would broadcast into a wrong loss).
+    """
+    if labels.shape.ndims is None or logits.shape.ndims is None:
+        return
+    if labels.shape.ndims != logits.shape.ndims or not labels.shape[:-1].is_compatible_with(
+            logits.shape[:-1]):
+        raise ValueError("labels and logits must have the same shape but for the last "
+                         f"dimension, got labels of shape {labels.shape} and logits of "
+                         f"shape {logits.shape}")
 
 
 def dense_labels(labels, label_dimension):
@@ -213,8 +244,16 @@ def labels_in_range(labels, low, high, what):
         return tf.identity(labels)
 
 
-def weights_from_features(features, weight_column, logits):
+def weights_from_features(features, weight_column, logits, per_logit=True):
     """Returns the example weights as float32 [batch_size, 1 or d], or None.
+
+    Args:
+      features: the features dict.
+      weight_column: None, a feature key or a numeric feature column.
+      logits: the head's logits [batch_size, d].
+      per_logit: whether [batch_size, d] weights (one per logit) are allowed; where
+        not (classification heads), such weights fail when the graph runs, with
+        InvalidArgumentError, as in tf.estimator.
 
     Raises:
       ValueError: the weight feature is missing or has an incompatible shape.
@@ -237,6 +276,15 @@ def weights_from_features(features, weight_column, logits):
     dim = getattr(dim, "value", dim)
     if weights.shape.ndims is not None and (weights.shape.ndims != 2 or (
             last is not None and last not in (1, dim))):
-        raise ValueError(f"weights (feature {key!r}) must have shape [batch_size], "
-                         f"[batch_size, 1] or [batch_size, {dim}], got {weights.shape}")
+        shapes = (f"[batch_size], [batch_size, 1] or [batch_size, {dim}]" if per_logit
+                  else "[batch_size] or [batch_size, 1]")
+        raise ValueError(f"weights (feature {key!r}) must have shape {shapes}, got "
+                         f"{weights.shape}")
+    if not per_logit and last is not None and last != 1:
+        failed = tf.Assert(False, [f"weights (feature {key!r}) must have shape "
+                                   "[batch_size] or [batch_size, 1] for this head; got "
+                                   "shape", tf.shape(weights)])
+        with tf.control_dependencies([failed]):
+            # Unknown static shape, so building the loss does not fail first.
+            weights = tf.placeholder_with_default(weights, [None, None])
     return weights

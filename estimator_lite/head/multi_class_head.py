@@ -60,12 +60,17 @@ class MultiClassHead(Head):
 
     def _processed_labels(self, labels):
         labels = head_inputs.dense_labels(labels, 1)
+        if self._label_vocabulary is None and labels.dtype.is_floating:
+            # Not truncated to ids (tf.estimator refuses them too).
+            raise ValueError("labels of MultiClassHead must be integer class ids (or "
+                             "strings with label_vocabulary), got dtype "
+                             f"{labels.dtype.name}")
         ids = head_inputs.class_ids_from_labels(labels, self._label_vocabulary)
         return head_inputs.labels_in_range(ids, 0, self._n_classes - 1,
                                            "labels (class ids)")
 
     def _builtin_unreduced_loss(self, labels, logits):
-        loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels[:, 0],
+        loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels[..., 0],
                                                               logits=logits)
         return tf.expand_dims(loss, -1)
 

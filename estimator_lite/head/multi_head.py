@@ -7,6 +7,7 @@ from estimator_lite._tf import tf
 from estimator_lite.head.base_head import Head, check_prediction_keys
 from estimator_lite.head.keys import MetricKeys, SignatureKeys, metric_key
 from estimator_lite.head.metrics import Metric
+from estimator_lite.model_fn import ModeKeys
 
 __all__ = ["MultiHead"]
 
@@ -185,3 +186,18 @@ class MultiHead(Head):
     def _checked_logits(self, logits):
         """Each head checks its own part when the logits are split."""
         return logits
+
+    def _summary_name(self, key):
+        """The total loss is summarized as 'loss', not suffixed (as tf.estimator)."""
+        return key
+
+    def _add_train_summaries(self, loss, regularization_losses, features, logits,
+                             labels):
+        """'loss' and 'regularization_loss' of the whole, and 'loss/<head>': each
+        head's own (unweighted, unregularized) training loss, as tf.estimator."""
+        super()._add_train_summaries(loss, regularization_losses, features, logits,
+                                     labels)
+        head_losses = self._head_losses(labels, logits, features, ModeKeys.TRAIN)
+        with tf.name_scope(""):
+            for head, head_loss in zip(self._heads, head_losses, strict=True):
+                tf.summary.scalar(metric_key(MetricKeys.LOSS, head.name), head_loss)

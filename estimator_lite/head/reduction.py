@@ -9,13 +9,15 @@ accepted too, with their TF1 meaning.
 from estimator_lite._engine import distribute
 from estimator_lite._tf import tf
 
-__all__ = ["SUM", "SUM_OVER_BATCH_SIZE", "VALID_REDUCTIONS", "check_loss_reduction",
-           "reduce_loss"]
+__all__ = ["SUM", "SUM_OVER_BATCH_SIZE", "V1_SUM", "VALID_REDUCTIONS",
+           "check_loss_reduction", "reduce_loss"]
 
 SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
 SUM = "sum"
 _AUTO = "auto"
-_V1_SUM = "weighted_sum"
+# tf.compat.v1.losses.Reduction.SUM: the v1 canned estimators' default.
+V1_SUM = "weighted_sum"
+_V1_SUM = V1_SUM
 _V1_SUM_OVER_BATCH_SIZE = "weighted_sum_over_batch_size"
 _V1_MEAN = "weighted_mean"
 _V1_SUM_BY_NONZERO_WEIGHTS = "weighted_sum_by_nonzero_weights"

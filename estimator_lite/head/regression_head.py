@@ -30,6 +30,8 @@ class RegressionHead(Head):
     when an inverse link is given.
     """
 
+    _PER_LOGIT_WEIGHTS = True
+
     def __init__(self, label_dimension=1, weight_column=None,
                  loss_reduction=reduction.SUM_OVER_BATCH_SIZE, loss_fn=None,
                  inverse_link_fn=None, name=None):

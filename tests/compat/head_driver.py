@@ -77,6 +77,10 @@ CASES = {
             weight_column=tf.compat.v1.feature_column.numeric_column("w"),
             loss_reduction="sum", thresholds=[1.0 / 3.0]),
         "logits_dimension": 1, "labels": "binary", "seed": 2},
+    # Float labels in [0, 1]: probabilities of class 1, not truncated to ids.
+    "binary_soft_labels": {
+        "make": lambda h: h.BinaryClassHead(weight_column="w", thresholds=[0.3, 0.7]),
+        "logits_dimension": 1, "labels": "unit", "seed": 14},
     "multi_class": {"make": lambda h: h.MultiClassHead(3), "logits_dimension": 3,
                         "labels": "class3", "seed": 3},
     "multi_class_full": {

@@ -1,13 +1,23 @@
 """BinaryClassHead: keys, values against numpy, vocabulary, thresholds, errors."""
 
+import json
+import os
 import re
+import subprocess
+import types
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import estimator_lite as el
+from estimator_lite.compat import v1 as el_v1
 from estimator_lite.head import BinaryClassHead
+from tests import zygote
+from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SOFT_LABELS_DRIVER = os.path.join(ROOT, "tests", "compat", "soft_labels_driver.py")
 
 LOGITS = np.array([[-2.0], [0.5], [1.5], [-0.3], [3.0], [-1.0]], np.float32)
 LABELS = np.array([[0], [1], [0], [1], [1], [0]], np.int64)
@@ -20,7 +30,7 @@ REDUCTION_ERROR = "loss_reduction must be one of"
 LABEL_SHAPE_ERROR_RE = re.escape("labels must have shape [batch_size, 1]")
 MISSING_LABELS_ERROR = "labels must be a Tensor in TRAIN and EVAL modes"
 VOCAB_LABEL_ERROR = "labels must be in label_vocabulary"
-RANGE_ERROR = "labels (class ids) must be <= 1"
+RANGE_ERROR = "labels (class ids, or probabilities of class 1) must be <= 1"
 EXPECTED_KEYS = {"loss", "average_loss", "accuracy", "precision", "recall",
                  "prediction/mean", "label/mean", "accuracy_baseline", "auc",
                  "auc_precision_recall", "accuracy/positive_threshold_0.3",
@@ -143,6 +153,47 @@ def test_estimator_trains_evaluates_predicts_and_exports(tmp_path, linear_model_
          "all_classes"])
 
 
+def test_soft_labels_are_probabilities_not_truncated_ids(eval_in_graph):
+    # tf.estimator 2.15 (recorded): float labels in [0, 1] enter the sigmoid
+    # cross-entropy as they are; accuracy compares them exactly with the class id;
+    # precision, recall and AUC count any non-zero label as positive.
+    soft = np.array([[0.8], [0.4], [0.0], [1.0], [0.6], [0.3]], np.float32)
+    loss, metrics = eval_in_graph(BinaryClassHead(weight_column="w", thresholds=[0.3]),
+                                  LOGITS, soft, {"w": WEIGHTS})
+    w, y = WEIGHTS[:, 0], soft[:, 0].astype(np.float64)
+    per_example = _xent(y, LOGITS[:, 0].astype(np.float64))
+    np.testing.assert_allclose(loss, np.sum(w * per_example) / len(w), rtol=1e-5)
+    np.testing.assert_allclose(loss, 1.607633113861084, rtol=1e-6)  # tf.estimator's
+    recorded = {"average_loss": 1.071755, "accuracy": 0.0, "label/mean": 0.538889,
+                "accuracy_baseline": 0.538889, "precision": 0.909091,
+                "recall": 0.588235, "auc": 0.352941, "auc_precision_recall": 0.944443,
+                "accuracy/positive_threshold_0.3": 0.111111,
+                "precision/positive_threshold_0.3": 0.923077,
+                "recall/positive_threshold_0.3": 0.705882}
+    for key, value in recorded.items():
+        assert metrics[key] == pytest.approx(value, abs=2e-6), key
+
+
+@requires_oracle
+def test_canned_classifiers_train_on_soft_labels_as_tf_estimator(tmp_path):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("TF_CONFIG", None)
+    oracle = zygote.Popen(  # noqa: S603 (our own interpreter and script)
+        [TF215_PYTHON, SOFT_LABELS_DRIVER, str(tmp_path / "oracle")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    driver = load_driver(SOFT_LABELS_DRIVER, "soft_labels_driver")
+    lite = driver.run(types.SimpleNamespace(v2=el, v1=el_v1), str(tmp_path / "lite"))
+    stdout, stderr = oracle.communicate(timeout=600)
+    assert oracle.returncode == 0, stderr[-4000:]
+    expected = json.loads(stdout.strip().splitlines()[-1])["results"]
+    assert sorted(lite) == sorted(expected)
+    for model, metrics in expected.items():
+        assert sorted(lite[model]) == sorted(metrics), model
+        for key, value in metrics.items():
+            assert lite[model][key] == pytest.approx(value, rel=1e-5, abs=1e-5), (
+                model, key)
+
+
 def test_train_needs_exactly_one_of_optimizer_and_train_op_fn():
     head = BinaryClassHead()
     with tf.Graph().as_default():
@@ -199,8 +250,13 @@ def test_bad_labels(run_in_graph):
         head.loss(tf.constant([[1, 0]]), tf.constant([[0.5]]))
     with tf.Graph().as_default(), pytest.raises(ValueError, match=MISSING_LABELS_ERROR):
         head.loss(None, tf.constant([[0.5]]))
-    with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(RANGE_ERROR)):
-        run_in_graph(lambda: head.loss(tf.constant([[2]]), tf.constant([[0.5]])))
+    # Out of [0, 1] fails at run time, as tf.estimator's check does (floats too).
+    for label in ([[2]], [[1.5]]):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=re.escape(RANGE_ERROR)):
+            run_in_graph(lambda y=label: head.loss(tf.constant(y), tf.constant([[0.5]])))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must be >= 0"):
+        run_in_graph(lambda: head.loss(tf.constant([[-0.2]]), tf.constant([[0.5]])))
     vocab_head = BinaryClassHead(label_vocabulary=["neg", "pos"])
     with pytest.raises(tf.errors.InvalidArgumentError, match=VOCAB_LABEL_ERROR):
         run_in_graph(lambda: vocab_head.loss(tf.constant([["maybe"]]),
