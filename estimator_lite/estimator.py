@@ -84,8 +84,8 @@ def maybe_overwrite_model_dir_and_session_config(config, model_dir):
       model_dir: a path (str or os.PathLike) or None.
 
     Returns:
-      `config` itself when its model_dir is already the one resolved, else a copy
-      of it with that model_dir (a RunConfig's session_config is always set here).
+      `config` itself when its model_dir and session_config are set, else a copy
+      of it with the model_dir resolved and the default session_config.
 
     Raises:
       TypeError: config is not a RunConfig (also a ValueError, what tf.estimator
@@ -99,6 +99,9 @@ def maybe_overwrite_model_dir_and_session_config(config, model_dir):
         raise validation.WrongTypeError(
             f"config must be an estimator_lite.RunConfig, got {config!r} of type "
             f"{type(config).__name__}")
+    # replace() copies the config (its class and attributes kept), as tf.estimator.
+    if config.session_config is None:
+        config = config.replace(session_config=default_session_config())
     resolved = model_dir_lib.resolve_model_dir(model_dir, config.model_dir)
     return config if config.model_dir == resolved else config.replace(model_dir=resolved)
 
@@ -121,18 +124,8 @@ class Estimator:
             config.model_dir.
         """
         _check_members_not_overridden(self)
-        if config is None:
-            config = RunConfig()
-        if not isinstance(config, RunConfig):
-            raise validation.WrongTypeError(
-                f"config must be an estimator_lite.RunConfig, got {config!r} of type "
-                f"{type(config).__name__}")
-        self._model_dir = model_dir_lib.resolve_model_dir(model_dir, config.model_dir)
-        # replace() copies the config (its class and attributes kept), as tf.estimator.
-        if config.session_config is None:
-            config = config.replace(session_config=default_session_config())
-        self._config = (config if config.model_dir == self._model_dir
-                        else config.replace(model_dir=self._model_dir))
+        self._config = maybe_overwrite_model_dir_and_session_config(config, model_dir)
+        self._model_dir = self._config.model_dir
         if model_fn is None:
             raise ValueError("model_fn must be given to the Estimator, got None")
         self._model_fn = model_fn_lib.check_model_fn(model_fn, params)
