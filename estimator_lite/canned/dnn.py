@@ -22,28 +22,49 @@ _BATCH_NORM_MOMENTUM = 0.999
 _BATCH_NORM_EPSILON = 1e-3
 
 
-def check_hidden_units(hidden_units, argument="hidden_units"):
-    """Checks a list of positive layer sizes; returns it as a tuple.
+def check_hidden_units(hidden_units, argument="hidden_units", allow_empty=False,
+                       sizes_as_int=False):
+    """Checks a list of positive layer sizes; returns it as a tuple of ints.
+
+    Args:
+      hidden_units: the layer sizes, first layer first.
+      argument: the argument's name, for error messages.
+      allow_empty: whether no layer at all is valid (tf.estimator's DNNs then put
+        the logits layer directly on the input layer).
+      sizes_as_int: whether a size may be anything `int()` turns into one (as
+        tf.estimator's DNN layers take `'3'`, `2.0` or `True`), rather than an int.
 
     Raises:
-      TypeError: not an iterable of ints.
-      ValueError: empty, or a size < 1.
+      TypeError: not an iterable, or a size is not an int (or not int()-able).
+      ValueError: empty where not allowed, or a size < 1.
     """
     if isinstance(hidden_units, (str, bytes)) or not hasattr(hidden_units, "__iter__"):
         raise TypeError(f"{argument} must be a list of ints, got {hidden_units!r} of "
                         f"type {type(hidden_units).__name__}")
     units = tuple(hidden_units)
-    if not units:
+    if not units and not allow_empty:
         raise ValueError(f"{argument} must name at least one layer size, got "
                          f"{hidden_units!r}")
-    for size in units:
-        if isinstance(size, bool) or not isinstance(size, numbers.Integral):
-            raise TypeError(f"{argument} must contain only ints, got {size!r} in "
-                            f"{hidden_units!r}")
-        if size < 1:
-            raise ValueError(f"{argument} sizes must be >= 1, got {size!r} in "
-                             f"{hidden_units!r}")
-    return tuple(int(s) for s in units)
+    return tuple(_layer_size(size, argument, hidden_units, sizes_as_int)
+                 for size in units)
+
+
+def _layer_size(size, argument, hidden_units, sizes_as_int):
+    """One checked layer size of `hidden_units`, as an int."""
+    if sizes_as_int and not isinstance(size, numbers.Integral):
+        try:
+            size = int(size)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{argument} must contain only layer sizes, got "
+                              f"{size!r} in {hidden_units!r}") from None
+    if isinstance(size, bool) and not sizes_as_int or not isinstance(
+            size, numbers.Integral):
+        raise TypeError(f"{argument} must contain only ints, got {size!r} in "
+                        f"{hidden_units!r}")
+    if size < 1:
+        raise ValueError(f"{argument} sizes must be >= 1, got {size!r} in "
+                         f"{hidden_units!r}")
+    return int(size)
 
 
 def _dense(inputs, units, activation_fn=None):
@@ -169,7 +190,8 @@ class _DNNEstimator(Estimator):
 
     def __init__(self, head, hidden_units, feature_columns, model_dir, optimizer,
                  activation_fn, dropout, config, warm_start_from, batch_norm):
-        hidden_units = check_hidden_units(hidden_units)
+        hidden_units = check_hidden_units(hidden_units, allow_empty=True,
+                                          sizes_as_int=True)
         columns = feature_layers.check_feature_columns(feature_columns)
         optimizer_fn = optimizers.optimizer_factory(optimizer)
         if not callable(activation_fn):

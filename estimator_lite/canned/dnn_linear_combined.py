@@ -70,9 +70,10 @@ class _CombinedEstimator(Estimator):
                            linear.check_sparse_combiner(linear_sparse_combiner,
                                                         "linear_sparse_combiner"))
         if dnn_columns:
-            if dnn_hidden_units is None:
+            if not dnn_hidden_units:
                 raise ValueError("dnn_hidden_units must be defined when "
-                                 "dnn_feature_columns is specified, got None")
+                                 f"dnn_feature_columns is specified, got "
+                                 f"{dnn_hidden_units!r}")
             if not callable(dnn_activation_fn):
                 raise TypeError("dnn_activation_fn must be callable, got "
                                 f"{dnn_activation_fn!r}")
@@ -81,7 +82,8 @@ class _CombinedEstimator(Estimator):
             dnn_part = (dnn_columns,
                         optimizers.optimizer_factory(dnn_optimizer, DNN_LEARNING_RATE,
                                                      "dnn_optimizer"),
-                        dnn.check_hidden_units(dnn_hidden_units, "dnn_hidden_units"),
+                        dnn.check_hidden_units(dnn_hidden_units, "dnn_hidden_units",
+                                               sizes_as_int=True),
                         dnn_activation_fn,
                         core.check_float("dnn_dropout", dnn_dropout, 0.0, 1.0),
                         batch_norm)

@@ -107,7 +107,8 @@ def dnn_logit_fn_builder(units, hidden_units, feature_columns, activation_fn, dr
     Raises:
       TypeError / ValueError: an argument has a wrong type or value.
     """
-    hidden_units = dnn.check_hidden_units(hidden_units)
+    hidden_units = dnn.check_hidden_units(hidden_units, allow_empty=True,
+                                          sizes_as_int=True)
     columns = feature_layers.check_feature_columns(feature_columns)
     dropout = core.check_float("dropout", dropout, 0.0, 1.0)
     _check_partitioner(input_layer_partitioner, "input_layer_partitioner")
@@ -128,7 +129,8 @@ class _DNNEstimator(Estimator):
     def __init__(self, head, hidden_units, feature_columns, model_dir, optimizer,
                  activation_fn, dropout, input_layer_partitioner, config,
                  warm_start_from, batch_norm):
-        hidden_units = dnn.check_hidden_units(hidden_units)
+        hidden_units = dnn.check_hidden_units(hidden_units, allow_empty=True,
+                                              sizes_as_int=True)
         columns = feature_layers.check_feature_columns(feature_columns)
         optimizer_fn = v1_optimizers.optimizer_factory(optimizer, DNN_LEARNING_RATE)
         if not callable(activation_fn):
@@ -366,7 +368,8 @@ class _CombinedEstimator(Estimator):
                 raise TypeError(f"batch_norm must be a bool, got {batch_norm!r}")
             dnn_part = (dnn_columns, v1_optimizers.optimizer_factory(
                 dnn_optimizer, COMBINED_DNN_LEARNING_RATE, "dnn_optimizer"),
-                dnn.check_hidden_units(dnn_hidden_units, "dnn_hidden_units"),
+                dnn.check_hidden_units(dnn_hidden_units, "dnn_hidden_units",
+                                       sizes_as_int=True),
                 dnn_activation_fn, core.check_float("dnn_dropout", dnn_dropout, 0.0, 1.0))
 
         def model_fn(features, labels, mode, config):
