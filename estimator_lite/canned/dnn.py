@@ -15,11 +15,57 @@ from estimator_lite.canned import core, feature_layers, optimizers
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 
-__all__ = ["DNNClassifier", "DNNRegressor", "check_hidden_units", "dnn_logits",
-           "dnn_network"]
+__all__ = ["DNNClassifier", "DNNRegressor", "check_activation", "check_hidden_units",
+           "dnn_logits", "dnn_network"]
 
 _BATCH_NORM_MOMENTUM = 0.999
 _BATCH_NORM_EPSILON = 1e-3
+
+
+def _gelu(x):
+    # The exact (erf) form, Keras 2's default.
+    return 0.5 * x * (1.0 + tf.math.erf(x / tf.cast(tf.sqrt(2.0), x.dtype)))
+
+
+def _hard_sigmoid(x):
+    # Keras 2's piecewise-linear form (Keras 3 changed it to relu6(x + 3) / 6).
+    return tf.clip_by_value(0.2 * x + 0.5, 0.0, 1.0)
+
+
+def _mish(x):
+    return x * tf.tanh(tf.nn.softplus(x))
+
+
+# The activation names tf.estimator 2.15's DNN layers resolve (through Keras 2's
+# activations), as the same functions.
+_ACTIVATIONS = {
+    "elu": tf.nn.elu, "exponential": tf.exp, "gelu": _gelu, "hard_sigmoid": _hard_sigmoid,
+    "linear": None, "mish": _mish, "relu": tf.nn.relu, "relu6": tf.nn.relu6,
+    "selu": tf.nn.selu, "sigmoid": tf.sigmoid, "silu": tf.nn.swish,
+    "softmax": tf.nn.softmax, "softplus": tf.nn.softplus, "softsign": tf.nn.softsign,
+    "swish": tf.nn.swish, "tanh": tf.tanh,
+}
+
+
+def check_activation(activation_fn, argument="activation_fn"):
+    """The hidden layers' activation: a callable, or None for none.
+
+    As tf.estimator 2.15's DNN layers, `activation_fn` may also be None (no
+    activation) or a Keras activation name such as ``'relu'``.
+
+    Raises:
+      TypeError: neither callable, None nor a string.
+      ValueError: an unknown activation name.
+    """
+    if activation_fn is None or callable(activation_fn):
+        return activation_fn
+    if not isinstance(activation_fn, str):
+        raise TypeError(f"{argument} must be callable, an activation name or None, got "
+                        f"{activation_fn!r} of type {type(activation_fn).__name__}")
+    if activation_fn not in _ACTIVATIONS:
+        raise ValueError(f"{argument} names no activation: {activation_fn!r} is not one "
+                         f"of {sorted(_ACTIVATIONS)}")
+    return _ACTIVATIONS[activation_fn]
 
 
 def check_hidden_units(hidden_units, argument="hidden_units", allow_empty=False,
@@ -194,11 +240,9 @@ class _DNNEstimator(Estimator):
                                           sizes_as_int=True)
         columns = feature_layers.check_feature_columns(feature_columns)
         optimizer_fn = optimizers.optimizer_factory(optimizer)
-        if not callable(activation_fn):
-            raise TypeError(f"activation_fn must be callable, got {activation_fn!r}")
+        activation_fn = check_activation(activation_fn)
         dropout = core.check_float("dropout", dropout, 0.0, 1.0)
-        if not isinstance(batch_norm, bool):
-            raise TypeError(f"batch_norm must be a bool, got {batch_norm!r}")
+        batch_norm = bool(batch_norm)  # As tf.estimator: any truth value.
 
         def model_fn(features, labels, mode):
             return dnn_model_fn(features, labels, mode, head, hidden_units, columns,

@@ -74,11 +74,9 @@ class _CombinedEstimator(Estimator):
                 raise ValueError("dnn_hidden_units must be defined when "
                                  f"dnn_feature_columns is specified, got "
                                  f"{dnn_hidden_units!r}")
-            if not callable(dnn_activation_fn):
-                raise TypeError("dnn_activation_fn must be callable, got "
-                                f"{dnn_activation_fn!r}")
-            if not isinstance(batch_norm, bool):
-                raise TypeError(f"batch_norm must be a bool, got {batch_norm!r}")
+            dnn_activation_fn = dnn.check_activation(dnn_activation_fn,
+                                                     "dnn_activation_fn")
+            batch_norm = bool(batch_norm)  # As tf.estimator: any truth value.
             dnn_part = (dnn_columns,
                         optimizers.optimizer_factory(dnn_optimizer, DNN_LEARNING_RATE,
                                                      "dnn_optimizer"),

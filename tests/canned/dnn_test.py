@@ -26,7 +26,8 @@ DROPOUT_RANGE = "dropout must be in [0.0, 1.0)"
 COLUMNS_EMPTY = "feature_columns must contain at least one feature column"
 COLUMNS_TYPE = "feature_columns must contain only feature columns"
 N_CLASSES = "n_classes must be > 1"
-BATCH_NORM = "batch_norm must be a bool"
+ACTIVATION = "activation_fn must be callable, an activation name or None"
+ACTIVATION_NAME = "activation_fn names no activation"
 LOSS_REDUCTION = "loss_reduction must be one of"
 OPTIMIZER_NAME = "optimizer must be one of"
 
@@ -131,7 +132,8 @@ def test_v1_optimizer_instance_and_warm_start(tmp_path):
     ({"feature_columns": []}, ValueError, COLUMNS_EMPTY),
     ({"feature_columns": ["x"]}, TypeError, COLUMNS_TYPE),
     ({"n_classes": 1}, ValueError, N_CLASSES),
-    ({"batch_norm": "yes"}, TypeError, BATCH_NORM),
+    ({"activation_fn": 3}, TypeError, ACTIVATION),
+    ({"activation_fn": "nope"}, ValueError, ACTIVATION_NAME),
     ({"loss_reduction": "none"}, ValueError, LOSS_REDUCTION),
     ({"optimizer": "adagrad"}, ValueError, OPTIMIZER_NAME),
 ])
@@ -168,3 +170,43 @@ def test_combined_estimator_still_needs_hidden_units_for_dnn_columns():
     with pytest.raises(ValueError, match="dnn_hidden_units must be defined"):
         canned.DNNLinearCombinedClassifier(dnn_feature_columns=[driver.columns()["x"]],
                                            dnn_hidden_units=[])
+
+
+def _trained_kernels(tmp_path, name, **kwargs):
+    estimator = canned.DNNClassifier([3, 2], [driver.columns()["x"]],
+                                     model_dir=str(tmp_path / name),
+                                     config=el.RunConfig(tf_random_seed=5), **kwargs)
+    estimator.train(driver.input_fn("binary"), steps=2)
+    return [estimator.get_variable_value(f"dnn/hiddenlayer_{i}/kernel") for i in (0, 1)]
+
+
+@pytest.mark.parametrize("name, same_as", [
+    ("tanh", tf.nn.tanh),
+    ("linear", None),
+    # Keras 2's hard sigmoid, which tf.estimator 2.15 used (not Keras 3's).
+    ("hard_sigmoid", lambda x: tf.clip_by_value(0.2 * x + 0.5, 0.0, 1.0)),
+])
+def test_activation_fn_may_be_a_keras_activation_name(tmp_path, name, same_as):
+    by_name = _trained_kernels(tmp_path, "by_name", activation_fn=name)
+    by_function = _trained_kernels(tmp_path, "by_function", activation_fn=same_as)
+    for a, b in zip(by_name, by_function, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_batch_norm_is_any_truth_value(tmp_path):
+    estimator = canned.DNNClassifier([2], [driver.columns()["x"]], batch_norm=1,
+                                     model_dir=str(tmp_path))
+    estimator.train(driver.input_fn("binary"), steps=1)
+    assert "dnn/hiddenlayer_0/batchnorm_0/gamma" in estimator.get_variable_names()
+
+
+@pytest.mark.parametrize("columns", [
+    driver.columns()["x"],       # a single column, not in a list
+    ["x"],                       # names, not columns
+    {"x": driver.columns()["x"]},
+])
+def test_feature_columns_not_a_list_of_columns_raise_what_tf_estimator_raises(columns):
+    # tf.estimator 2.15 raises ValueError; a TypeError handler catches it too.
+    for error in (ValueError, TypeError):
+        with pytest.raises(error, match="feature_columns must"):
+            canned.DNNClassifier([2], columns)

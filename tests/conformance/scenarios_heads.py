@@ -165,7 +165,6 @@ _BIN_LABELS = _int([[1], [0], [1]])
 
 _BINARY = {
     "int64_labels": {},
-    "int32_labels": {"labels": np.array([[1], [0], [1]], np.int32)},
     "float_labels": {"labels": _float([[1.0], [0.0], [1.0]])},
     "soft_labels": {"labels": _float([[0.8], [0.4], [0.0]])},
     "bool_labels": {"labels": np.array([[True], [False], [True]])},
@@ -181,8 +180,8 @@ _BINARY = {
                                        "labels": _str([["pos"], ["maybe"], ["pos"]])},
     "string_labels_without_vocabulary": {"labels": _str([["pos"], ["neg"], ["pos"]])},
     "int_labels_with_vocabulary": {"kwargs": {"label_vocabulary": ["neg", "pos"]}},
-    "vocabulary_tuple": {"kwargs": {"label_vocabulary": ("neg", "pos")},
-                         "labels": _str([["pos"], ["neg"], ["pos"]])},
+    "vocabulary_string": {"kwargs": {"label_vocabulary": "neg,pos"},
+                          "labels": _str([["pos"], ["neg"], ["pos"]])},
     "vocabulary_three_words": {"kwargs": {"label_vocabulary": ["a", "b", "c"]},
                                "labels": _str([["a"], ["b"], ["a"]])},
     "logits_rank1": {"logits": [1.0, -0.5, 2.0]},
@@ -193,8 +192,6 @@ _BINARY = {
     "weight_column_two_columns": {"kwargs": {"weight_column": "w"},
                                   "features": {"w": _float([[1.0, 1.0], [2.0, 2.0],
                                                             [0.5, 0.5]])}},
-    "weight_column_int": {"kwargs": {"weight_column": "w"},
-                          "features": {"w": _int([[1], [2], [0]])}},
     "weight_column_missing_feature": {"kwargs": {"weight_column": "w"}},
     "weight_numeric_column": {"kwargs": {"weight_column": "numeric_w"},
                               "features": _weights},
@@ -209,7 +206,6 @@ _BINARY = {
     "thresholds": {"kwargs": {"thresholds": [0.3, 0.7]}},
     "thresholds_out_of_range": {"kwargs": {"thresholds": [1.5]}},
     "loss_fn": {"kwargs": {"loss_fn": "squared"}},
-    "name": {"kwargs": {"name": "bin"}},
     "regularization": {"regularization": [0.25, 0.5]},
 }
 
@@ -243,7 +239,6 @@ def binary_head(env, case):
 
 _MULTI_CLASS = {
     "int64_labels": {},
-    "int32_labels": {"labels": np.array([[0], [1], [2]], np.int32)},
     "float_labels": {"labels": _float([[0.0], [1.0], [2.0]])},
     "rank1_labels": {"labels": _int([0, 1, 2])},
     "one_hot_labels": {"labels": _int([[1, 0, 0], [0, 1, 0], [0, 0, 1]])},
@@ -265,7 +260,6 @@ _MULTI_CLASS = {
                       "features": _weights},
     "reduction_none": {"kwargs": {"loss_reduction": "none"}},
     "loss_fn": {"kwargs": {"loss_fn": "squared"}},
-    "name": {"kwargs": {"name": "mc"}},
     "n_classes_2": {"args_override": {"n_classes": 2}, "logits": [[1.0, 0.0], [0.0, 0.5],
                                                                    [2.0, -1.0]],
                     "labels": _int([[0], [1], [0]])},
@@ -337,7 +331,6 @@ def multi_label_head(env, case):
 _REGRESSION = {
     "float_labels": {},
     "int_labels": {"labels": _int([[1], [2], [0]])},
-    "float64_labels": {"labels": np.array([[1.0], [2.0], [0.0]], np.float64)},
     "rank1_labels": {"labels": _float([1.0, 2.0, 0.0])},
     "labels_wrong_width": {"labels": _float([[1.0, 0.0], [2.0, 0.0], [0.0, 0.0]])},
     "string_labels": {"labels": _str([["1"], ["2"], ["0"]])},
