@@ -15,35 +15,102 @@ from estimator_lite.canned import core, feature_layers, optimizers
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 
-__all__ = ["DNNClassifier", "DNNRegressor", "check_hidden_units", "dnn_logits",
-           "dnn_network"]
+__all__ = ["DNNClassifier", "DNNRegressor", "check_activation", "check_hidden_units",
+           "dnn_logits", "dnn_network"]
 
 _BATCH_NORM_MOMENTUM = 0.999
 _BATCH_NORM_EPSILON = 1e-3
 
 
-def check_hidden_units(hidden_units, argument="hidden_units"):
-    """Checks a list of positive layer sizes; returns it as a tuple.
+def _gelu(x):
+    # The exact (erf) form, Keras 2's default.
+    return 0.5 * x * (1.0 + tf.math.erf(x / tf.cast(tf.sqrt(2.0), x.dtype)))
+
+
+def _hard_sigmoid(x):
+    # Keras 2's piecewise-linear form (Keras 3 changed it to relu6(x + 3) / 6).
+    return tf.clip_by_value(0.2 * x + 0.5, 0.0, 1.0)
+
+
+def _mish(x):
+    return x * tf.tanh(tf.nn.softplus(x))
+
+
+# The activation names tf.estimator 2.15's DNN layers resolve (through Keras 2's
+# activations), as the same functions.
+_ACTIVATIONS = {
+    "elu": tf.nn.elu, "exponential": tf.exp, "gelu": _gelu, "hard_sigmoid": _hard_sigmoid,
+    "linear": None, "mish": _mish, "relu": tf.nn.relu, "relu6": tf.nn.relu6,
+    "selu": tf.nn.selu, "sigmoid": tf.sigmoid, "silu": tf.nn.swish,
+    "softmax": tf.nn.softmax, "softplus": tf.nn.softplus, "softsign": tf.nn.softsign,
+    "swish": tf.nn.swish, "tanh": tf.tanh,
+}
+
+
+def check_activation(activation_fn, argument="activation_fn"):
+    """The hidden layers' activation: a callable, or None for none.
+
+    As tf.estimator 2.15's DNN layers, `activation_fn` may also be None (no
+    activation) or a Keras activation name such as ``'relu'``.
 
     Raises:
-      TypeError: not an iterable of ints.
-      ValueError: empty, or a size < 1.
+      TypeError: neither callable, None nor a string.
+      ValueError: an unknown activation name.
+    """
+    if activation_fn is None or callable(activation_fn):
+        return activation_fn
+    if not isinstance(activation_fn, str):
+        raise TypeError(f"{argument} must be callable, an activation name or None, got "
+                        f"{activation_fn!r} of type {type(activation_fn).__name__}")
+    if activation_fn not in _ACTIVATIONS:
+        raise ValueError(f"{argument} names no activation: {activation_fn!r} is not one "
+                         f"of {sorted(_ACTIVATIONS)}")
+    return _ACTIVATIONS[activation_fn]
+
+
+def check_hidden_units(hidden_units, argument="hidden_units", allow_empty=False,
+                       sizes_as_int=False):
+    """Checks a list of positive layer sizes; returns it as a tuple of ints.
+
+    Args:
+      hidden_units: the layer sizes, first layer first.
+      argument: the argument's name, for error messages.
+      allow_empty: whether no layer at all is valid (tf.estimator's DNNs then put
+        the logits layer directly on the input layer).
+      sizes_as_int: whether a size may be anything `int()` turns into one (as
+        tf.estimator's DNN layers take `'3'`, `2.0` or `True`), rather than an int.
+
+    Raises:
+      TypeError: not an iterable, or a size is not an int (or not int()-able).
+      ValueError: empty where not allowed, or a size < 1.
     """
     if isinstance(hidden_units, (str, bytes)) or not hasattr(hidden_units, "__iter__"):
         raise TypeError(f"{argument} must be a list of ints, got {hidden_units!r} of "
                         f"type {type(hidden_units).__name__}")
     units = tuple(hidden_units)
-    if not units:
+    if not units and not allow_empty:
         raise ValueError(f"{argument} must name at least one layer size, got "
                          f"{hidden_units!r}")
-    for size in units:
-        if isinstance(size, bool) or not isinstance(size, numbers.Integral):
-            raise TypeError(f"{argument} must contain only ints, got {size!r} in "
-                            f"{hidden_units!r}")
-        if size < 1:
-            raise ValueError(f"{argument} sizes must be >= 1, got {size!r} in "
-                             f"{hidden_units!r}")
-    return tuple(int(s) for s in units)
+    return tuple(_layer_size(size, argument, hidden_units, sizes_as_int)
+                 for size in units)
+
+
+def _layer_size(size, argument, hidden_units, sizes_as_int):
+    """One checked layer size of `hidden_units`, as an int."""
+    if sizes_as_int and not isinstance(size, numbers.Integral):
+        try:
+            size = int(size)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{argument} must contain only layer sizes, got "
+                              f"{size!r} in {hidden_units!r}") from None
+    if isinstance(size, bool) and not sizes_as_int or not isinstance(
+            size, numbers.Integral):
+        raise TypeError(f"{argument} must contain only ints, got {size!r} in "
+                        f"{hidden_units!r}")
+    if size < 1:
+        raise ValueError(f"{argument} sizes must be >= 1, got {size!r} in "
+                         f"{hidden_units!r}")
+    return int(size)
 
 
 def _dense(inputs, units, activation_fn=None):
@@ -169,14 +236,13 @@ class _DNNEstimator(Estimator):
 
     def __init__(self, head, hidden_units, feature_columns, model_dir, optimizer,
                  activation_fn, dropout, config, warm_start_from, batch_norm):
-        hidden_units = check_hidden_units(hidden_units)
+        hidden_units = check_hidden_units(hidden_units, allow_empty=True,
+                                          sizes_as_int=True)
         columns = feature_layers.check_feature_columns(feature_columns)
         optimizer_fn = optimizers.optimizer_factory(optimizer)
-        if not callable(activation_fn):
-            raise TypeError(f"activation_fn must be callable, got {activation_fn!r}")
+        activation_fn = check_activation(activation_fn)
         dropout = core.check_float("dropout", dropout, 0.0, 1.0)
-        if not isinstance(batch_norm, bool):
-            raise TypeError(f"batch_norm must be a bool, got {batch_norm!r}")
+        batch_norm = bool(batch_norm)  # As tf.estimator: any truth value.
 
         def model_fn(features, labels, mode):
             return dnn_model_fn(features, labels, mode, head, hidden_units, columns,

@@ -70,18 +70,18 @@ class _CombinedEstimator(Estimator):
                            linear.check_sparse_combiner(linear_sparse_combiner,
                                                         "linear_sparse_combiner"))
         if dnn_columns:
-            if dnn_hidden_units is None:
+            if not dnn_hidden_units:
                 raise ValueError("dnn_hidden_units must be defined when "
-                                 "dnn_feature_columns is specified, got None")
-            if not callable(dnn_activation_fn):
-                raise TypeError("dnn_activation_fn must be callable, got "
-                                f"{dnn_activation_fn!r}")
-            if not isinstance(batch_norm, bool):
-                raise TypeError(f"batch_norm must be a bool, got {batch_norm!r}")
+                                 f"dnn_feature_columns is specified, got "
+                                 f"{dnn_hidden_units!r}")
+            dnn_activation_fn = dnn.check_activation(dnn_activation_fn,
+                                                     "dnn_activation_fn")
+            batch_norm = bool(batch_norm)  # As tf.estimator: any truth value.
             dnn_part = (dnn_columns,
                         optimizers.optimizer_factory(dnn_optimizer, DNN_LEARNING_RATE,
                                                      "dnn_optimizer"),
-                        dnn.check_hidden_units(dnn_hidden_units, "dnn_hidden_units"),
+                        dnn.check_hidden_units(dnn_hidden_units, "dnn_hidden_units",
+                                               sizes_as_int=True),
                         dnn_activation_fn,
                         core.check_float("dnn_dropout", dnn_dropout, 0.0, 1.0),
                         batch_norm)

@@ -11,6 +11,7 @@ tf.estimator's linear model gives it.
 
 import re
 
+from estimator_lite._engine.validation import WrongTypeError
 from estimator_lite._tf import tf
 
 __all__ = ["SPARSE_COMBINERS", "check_feature_columns", "dense_input", "is_categorical",
@@ -48,13 +49,16 @@ def check_feature_columns(feature_columns, argument="feature_columns", allow_emp
       A tuple of the columns (empty when allowed and none were given).
 
     Raises:
-      TypeError: not an iterable, or an element is not a feature column.
+      TypeError: not an iterable, a single column, or an element is not a feature
+        column (the last two also ValueErrors, as tf.estimator raises).
       ValueError: empty (when not allowed) or two columns share a name.
     """
+    if _is_feature_column(feature_columns):
+        # tf.estimator iterates the column itself (a namedtuple) and fails.
+        raise WrongTypeError(f"{argument} must be a list of feature columns, got the "
+                             f"single column {feature_columns!r}: put it in a list")
     if feature_columns is None or isinstance(feature_columns, (str, bytes)):
         items = () if feature_columns is None else None
-    elif _is_feature_column(feature_columns):
-        items = (feature_columns,)
     else:
         try:
             items = tuple(feature_columns)
@@ -65,7 +69,8 @@ def check_feature_columns(feature_columns, argument="feature_columns", allow_emp
                         f"{feature_columns!r} of type {type(feature_columns).__name__}")
     for column in items:
         if not _is_feature_column(column):
-            raise TypeError(f"{argument} must contain only feature columns (from "
+            # A TypeError that tf.estimator's ValueError handlers catch too.
+            raise WrongTypeError(f"{argument} must contain only feature columns (from "
                             f"tf.feature_column), got {column!r} of type "
                             f"{type(column).__name__}")
     if not items and not allow_empty:

@@ -108,8 +108,10 @@ def dnn_logit_fn_builder(units, hidden_units, feature_columns, activation_fn, dr
     Raises:
       TypeError / ValueError: an argument has a wrong type or value.
     """
-    hidden_units = dnn.check_hidden_units(hidden_units)
+    hidden_units = dnn.check_hidden_units(hidden_units, allow_empty=True,
+                                          sizes_as_int=True)
     columns = feature_layers.check_feature_columns(feature_columns)
+    activation_fn = dnn.check_activation(activation_fn)
     dropout = core.check_float("dropout", dropout, 0.0, 1.0)
     _check_partitioner(input_layer_partitioner, "input_layer_partitioner")
 
@@ -129,14 +131,13 @@ class _DNNEstimator(Estimator):
     def __init__(self, head, hidden_units, feature_columns, model_dir, optimizer,
                  activation_fn, dropout, input_layer_partitioner, config,
                  warm_start_from, batch_norm):
-        hidden_units = dnn.check_hidden_units(hidden_units)
+        hidden_units = dnn.check_hidden_units(hidden_units, allow_empty=True,
+                                              sizes_as_int=True)
         columns = feature_layers.check_feature_columns(feature_columns)
         optimizer_fn = v1_optimizers.optimizer_factory(optimizer, DNN_LEARNING_RATE)
-        if not callable(activation_fn):
-            raise TypeError(f"activation_fn must be callable, got {activation_fn!r}")
+        activation_fn = dnn.check_activation(activation_fn)
         dropout = core.check_float("dropout", dropout, 0.0, 1.0)
-        if not isinstance(batch_norm, bool):
-            raise TypeError(f"batch_norm must be a bool, got {batch_norm!r}")
+        batch_norm = bool(batch_norm)  # As tf.estimator: any truth value.
         _check_partitioner(input_layer_partitioner, "input_layer_partitioner")
 
         def model_fn(features, labels, mode, config):
@@ -367,14 +368,13 @@ class _CombinedEstimator(Estimator):
                 raise ValueError("dnn_hidden_units must be defined when "
                                  f"dnn_feature_columns is specified, got "
                                  f"{dnn_hidden_units!r}")
-            if not callable(dnn_activation_fn):
-                raise TypeError("dnn_activation_fn must be callable, got "
-                                f"{dnn_activation_fn!r}")
-            if not isinstance(batch_norm, bool):
-                raise TypeError(f"batch_norm must be a bool, got {batch_norm!r}")
+            dnn_activation_fn = dnn.check_activation(dnn_activation_fn,
+                                                     "dnn_activation_fn")
+            batch_norm = bool(batch_norm)  # As tf.estimator: any truth value.
             dnn_part = (dnn_columns, v1_optimizers.optimizer_factory(
                 dnn_optimizer, COMBINED_DNN_LEARNING_RATE, "dnn_optimizer"),
-                dnn.check_hidden_units(dnn_hidden_units, "dnn_hidden_units"),
+                dnn.check_hidden_units(dnn_hidden_units, "dnn_hidden_units",
+                                       sizes_as_int=True),
                 dnn_activation_fn, core.check_float("dnn_dropout", dnn_dropout, 0.0, 1.0))
 
         def model_fn(features, labels, mode, config):

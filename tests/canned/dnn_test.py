@@ -10,6 +10,7 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite import canned
+from estimator_lite.compat import v1
 
 DRIVER_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                            "compat", "canned_driver.py")
@@ -19,13 +20,14 @@ BINARY_METRICS = {"accuracy", "accuracy_baseline", "auc", "auc_precision_recall"
 BINARY_PREDICTIONS = {"logits", "logistic", "probabilities", "class_ids", "classes",
                       "all_class_ids", "all_classes"}
 HIDDEN_UNITS_TYPE = "hidden_units must be a list of ints"
-HIDDEN_UNITS_EMPTY = "hidden_units must name at least one layer size"
+HIDDEN_UNITS_NOT_SIZE = "hidden_units must contain only layer sizes"
 HIDDEN_UNITS_SIZE = "hidden_units sizes must be >= 1"
 DROPOUT_RANGE = "dropout must be in [0.0, 1.0)"
 COLUMNS_EMPTY = "feature_columns must contain at least one feature column"
 COLUMNS_TYPE = "feature_columns must contain only feature columns"
 N_CLASSES = "n_classes must be > 1"
-BATCH_NORM = "batch_norm must be a bool"
+ACTIVATION = "activation_fn must be callable, an activation name or None"
+ACTIVATION_NAME = "activation_fn names no activation"
 LOSS_REDUCTION = "loss_reduction must be one of"
 OPTIMIZER_NAME = "optimizer must be one of"
 
@@ -123,13 +125,15 @@ def test_v1_optimizer_instance_and_warm_start(tmp_path):
 
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"hidden_units": 8}, TypeError, HIDDEN_UNITS_TYPE),
-    ({"hidden_units": []}, ValueError, HIDDEN_UNITS_EMPTY),
+    ({"hidden_units": [None]}, TypeError, HIDDEN_UNITS_NOT_SIZE),
+    ({"hidden_units": ["wide"]}, ValueError, HIDDEN_UNITS_NOT_SIZE),
     ({"hidden_units": [4, 0]}, ValueError, HIDDEN_UNITS_SIZE),
     ({"dropout": 1.0}, ValueError, DROPOUT_RANGE),
     ({"feature_columns": []}, ValueError, COLUMNS_EMPTY),
     ({"feature_columns": ["x"]}, TypeError, COLUMNS_TYPE),
     ({"n_classes": 1}, ValueError, N_CLASSES),
-    ({"batch_norm": "yes"}, TypeError, BATCH_NORM),
+    ({"activation_fn": 3}, TypeError, ACTIVATION),
+    ({"activation_fn": "nope"}, ValueError, ACTIVATION_NAME),
     ({"loss_reduction": "none"}, ValueError, LOSS_REDUCTION),
     ({"optimizer": "adagrad"}, ValueError, OPTIMIZER_NAME),
 ])
@@ -138,3 +142,71 @@ def test_bad_arguments_are_rejected_at_construction(kwargs, error, message):
     arguments.update(kwargs)
     with pytest.raises(error, match=re.escape(message)):
         canned.DNNClassifier(**arguments)
+
+
+@pytest.mark.parametrize("make", [canned.DNNClassifier, v1.DNNClassifier])
+def test_no_hidden_layer_puts_the_logits_on_the_input_layer(tmp_path, make):
+    # tf.estimator 2.15 (v1 and v2) trains hidden_units=[] as a linear model
+    # (conformance scenario canned/dnn_classifier/hidden_units_empty).
+    estimator = make([], [driver.columns()["x"]], model_dir=str(tmp_path))
+    estimator.train(driver.input_fn("binary"), steps=2)
+    names = [n for n in estimator.get_variable_names() if n.startswith("dnn/")]
+    assert sorted(n for n in names if "/t_0/" not in n) == [
+        "dnn/logits/bias", "dnn/logits/kernel"]
+    assert estimator.get_variable_value("dnn/logits/kernel").shape == (2, 1)
+
+
+def test_layer_sizes_are_what_int_makes_of_them(tmp_path):
+    # As tf.estimator 2.15's Dense layers: '3', 2.0 and True name sizes 3, 2, 1.
+    estimator = canned.DNNRegressor(["3", 2.0, True], [driver.columns()["x"]],
+                                    model_dir=str(tmp_path))
+    estimator.train(driver.input_fn("real"), steps=1)
+    shapes = [estimator.get_variable_value(f"dnn/hiddenlayer_{i}/bias").shape
+              for i in range(3)]
+    assert shapes == [(3,), (2,), (1,)]
+
+
+def test_combined_estimator_still_needs_hidden_units_for_dnn_columns():
+    with pytest.raises(ValueError, match="dnn_hidden_units must be defined"):
+        canned.DNNLinearCombinedClassifier(dnn_feature_columns=[driver.columns()["x"]],
+                                           dnn_hidden_units=[])
+
+
+def _trained_kernels(tmp_path, name, **kwargs):
+    estimator = canned.DNNClassifier([3, 2], [driver.columns()["x"]],
+                                     model_dir=str(tmp_path / name),
+                                     config=el.RunConfig(tf_random_seed=5), **kwargs)
+    estimator.train(driver.input_fn("binary"), steps=2)
+    return [estimator.get_variable_value(f"dnn/hiddenlayer_{i}/kernel") for i in (0, 1)]
+
+
+@pytest.mark.parametrize("name, same_as", [
+    ("tanh", tf.nn.tanh),
+    ("linear", None),
+    # Keras 2's hard sigmoid, which tf.estimator 2.15 used (not Keras 3's).
+    ("hard_sigmoid", lambda x: tf.clip_by_value(0.2 * x + 0.5, 0.0, 1.0)),
+])
+def test_activation_fn_may_be_a_keras_activation_name(tmp_path, name, same_as):
+    by_name = _trained_kernels(tmp_path, "by_name", activation_fn=name)
+    by_function = _trained_kernels(tmp_path, "by_function", activation_fn=same_as)
+    for a, b in zip(by_name, by_function, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_batch_norm_is_any_truth_value(tmp_path):
+    estimator = canned.DNNClassifier([2], [driver.columns()["x"]], batch_norm=1,
+                                     model_dir=str(tmp_path))
+    estimator.train(driver.input_fn("binary"), steps=1)
+    assert "dnn/hiddenlayer_0/batchnorm_0/gamma" in estimator.get_variable_names()
+
+
+@pytest.mark.parametrize("columns", [
+    driver.columns()["x"],       # a single column, not in a list
+    ["x"],                       # names, not columns
+    {"x": driver.columns()["x"]},
+])
+def test_feature_columns_not_a_list_of_columns_raise_what_tf_estimator_raises(columns):
+    # tf.estimator 2.15 raises ValueError; a TypeError handler catches it too.
+    for error in (ValueError, TypeError):
+        with pytest.raises(error, match="feature_columns must"):
+            canned.DNNClassifier([2], columns)
