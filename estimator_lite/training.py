@@ -111,12 +111,13 @@ class TrainSpec(collections.namedtuple(
 
         Raises:
           TypeError: input_fn not callable, hooks not SessionRunHooks, listeners not
-            CheckpointSaverListeners, max_steps not an int.
+            CheckpointSaverListeners, max_steps not a number (a float such as 1e6
+            is fine, as on tf.estimator).
           ValueError: max_steps <= 0.
         """
         return super().__new__(
             cls, validation.check_callable("input_fn", input_fn),
-            validation.check_int("max_steps", max_steps, 1, allow_none=True),
+            validation.check_step_count("max_steps", max_steps),
             validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
                                         "SessionRunHook"),
             validation.check_instances("saving_listeners", saving_listeners,
@@ -167,7 +168,7 @@ class EvalSpec(collections.namedtuple("EvalSpec", [
         exporters = _check_exporters(exporters)
         return super().__new__(
             cls, validation.check_callable("input_fn", input_fn),
-            validation.check_int("steps", steps, 1, allow_none=True), name,
+            validation.check_step_count("steps", steps), name,
             validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
                                         "SessionRunHook"),
             exporters,

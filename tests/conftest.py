@@ -19,7 +19,6 @@ REQUIRE_ALL_TESTS_ENV = "ESTIMATOR_LITE_REQUIRE_ALL_TESTS"
 LONGEST_FILES_FIRST = (
     "tests/strategy_test.py",  # ~160 s: two strategy drivers in turn
     "tests/conformance/conformance_test.py",  # every scenario on estimator_lite
-    "tests/conformance/oracle_answers_test.py",  # every scenario on the oracle
     "tests/migration/migration_test.py",  # ~140 s
     "tests/faults/faults_late_test.py",  # ~110 s
     "tests/canned/rnn_test.py",

@@ -223,8 +223,8 @@ def test_train_spec_defaults_and_immutability():
 
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"input_fn": "not callable"}, TypeError, "input_fn must be callable"),
-    ({"max_steps": 0}, ValueError, "max_steps must be >= 1, got 0"),
-    ({"max_steps": 2.5}, TypeError, "max_steps must be an int"),
+    ({"max_steps": 0}, ValueError, "max_steps must be > 0, got 0"),
+    ({"max_steps": "2"}, TypeError, "max_steps must be a number"),
     ({"hooks": [object()]}, TypeError, "hooks must contain only SessionRunHook"),
     ({"hooks": 3}, TypeError, "hooks must be an iterable"),
     ({"saving_listeners": [tf.train.StopAtStepHook(1)]}, TypeError,
@@ -234,6 +234,12 @@ def test_train_spec_errors(kwargs, error, message):
     kwargs.setdefault("input_fn", _input_fn)
     with pytest.raises(error, match=message):
         el.TrainSpec(**kwargs)
+
+
+def test_step_counts_may_be_floats_as_on_tf_estimator():
+    # max_steps=1e6 from a config file is a float; tf.estimator takes it.
+    assert el.TrainSpec(_input_fn, max_steps=1e6).max_steps == 1e6
+    assert el.EvalSpec(_input_fn, steps=10.0).steps == 10.0
 
 
 def test_eval_spec_defaults_follow_tf_estimator():
@@ -247,7 +253,7 @@ def test_eval_spec_defaults_follow_tf_estimator():
 
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"input_fn": None}, TypeError, "input_fn must be callable"),
-    ({"steps": 0}, ValueError, "steps must be >= 1"),
+    ({"steps": 0}, ValueError, "steps must be > 0"),
     ({"name": 7}, TypeError, "name must be a str or None, got 7 of type int"),
     ({"hooks": ["x"]}, TypeError, "hooks must contain only SessionRunHook"),
     ({"exporters": ["x"]}, TypeError, "exporters must contain only Exporter"),

@@ -3,9 +3,9 @@
 The scenarios (tests/conformance/scenarios_*.py) are small user programs; the
 oracle's observations are recorded in tests/data/conformance_oracle.json
 (regenerate: `python tests/conformance/driver.py --record`), so this test runs on
-a fresh machine without the oracle; tests/conformance/oracle_answers_test.py
-checks, where the oracle is installed (CI), that the recording is still the
-oracle's. A difference kept on purpose is listed in DELIBERATE with its reason.
+a fresh machine without the oracle; `.ci/run` checks that the recording is still
+the oracle's (`driver.py --check`) before it runs the suite. A difference kept on
+purpose is listed in DELIBERATE with its reason (and in docs/differences.md).
 """
 
 import json

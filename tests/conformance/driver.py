@@ -3,10 +3,13 @@
     python tests/conformance/driver.py lite [NAME_OR_PREFIX ...]    # estimator_lite
     python tests/conformance/driver.py oracle [NAME_OR_PREFIX ...]  # tf.estimator 2.15
     python tests/conformance/driver.py --record   # regenerate the oracle's answers
+    python tests/conformance/driver.py --check    # the recorded answers are the oracle's
 
 `oracle` needs TF 2.15 + tensorflow-estimator 2.15 (ESTIMATOR_LITE_TF215_PYTHON);
-`--record` runs that interpreter and writes tests/data/conformance_oracle.json.
-The last line printed is the JSON {scenario name: observation}.
+`--record` runs that interpreter and writes tests/data/conformance_oracle.json;
+`--check` runs it and exits 1 when a recorded answer is no longer the oracle's (CI
+runs it before the suite: `.ci/run`). The last line `oracle`/`lite` print is the
+JSON {scenario name: observation}.
 """
 
 import glob
@@ -71,24 +74,52 @@ def run(flavor, patterns=()):
     return results
 
 
-def record():
-    """Runs every scenario on the oracle and writes RECORDED."""
+def oracle_answers():
+    """Runs every scenario on the oracle interpreter; returns its answers."""
     python = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
     if not python:
-        sys.exit("--record needs ESTIMATOR_LITE_TF215_PYTHON (see tests/oracle.py)")
+        sys.exit("needs ESTIMATOR_LITE_TF215_PYTHON (see tests/oracle.py)")
     out = subprocess.run([python, os.path.abspath(__file__), "oracle"],
                          capture_output=True, text=True, check=True,
                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-    answers = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def record():
+    """Runs every scenario on the oracle and writes RECORDED."""
+    answers = oracle_answers()
     with open(RECORDED, "w", encoding="utf-8") as f:
         json.dump(answers, f, indent=1, sort_keys=True)
         f.write("\n")
     print(f"wrote {len(answers)} answers to {RECORDED}")
 
 
+def check():
+    """Exits 1 when the recorded answers are not what the oracle gives today."""
+    from tests.conformance.registry import differences  # noqa: PLC0415
+
+    with open(RECORDED, encoding="utf-8") as f:
+        recorded = json.load(f)
+    live = oracle_answers()
+    problems = [f"scenarios without a recorded answer: {sorted(set(live) - set(recorded))}"
+                ] if set(live) != set(recorded) else []
+    for name in sorted(set(live) & set(recorded)):
+        found = differences(recorded[name], live[name], rtol=1e-5)
+        problems += [f"{name}: {line}" for line in found]
+    if problems:
+        print("\n".join(["recorded conformance answers differ from the oracle's "
+                          "(python tests/conformance/driver.py --record):", *problems]))
+        sys.exit(1)
+    print(f"the {len(live)} recorded conformance answers are the oracle's")
+
+
 def main(argv):
     if argv[:1] == ["--record"]:
         record()
+        return
+    if argv[:1] == ["--check"]:
+        load_scenarios()
+        check()
         return
     if not argv or argv[0] not in ("oracle", "lite"):
         sys.exit(__doc__)
