@@ -9,6 +9,7 @@ What tf.estimator accepts is accepted: any job name, any address, any `environme
 """
 
 import copy
+import inspect
 import json
 import os
 
@@ -306,6 +307,27 @@ def parse_tf_config(raw=None, workers_only_ok=False):
 _ONE_GRAPPLER_ITERATION = 1
 
 
+def _check_device_fn(device_fn):
+    """None, or a function of exactly one argument named `op` (tf.estimator's rule).
+
+    Raises:
+      WrongTypeError (a TypeError and a ValueError): not callable.
+      ValueError: other arguments.
+    """
+    if device_fn is None:
+        return None
+    if not callable(device_fn):
+        raise validation.WrongTypeError(f"device_fn must be callable, got {device_fn!r}")
+    try:
+        parameters = list(inspect.signature(device_fn).parameters)
+    except (TypeError, ValueError):
+        return device_fn  # a builtin without a signature: nothing to check
+    if parameters != ["op"]:
+        raise ValueError("device_fn must take exactly one argument, named 'op'; "
+                         f"{device_fn!r} takes {parameters}")
+    return device_fn
+
+
 def default_session_config(device_filters=None):
     """The session config an Estimator uses when RunConfig.session_config is None.
 
@@ -409,7 +431,7 @@ class RunConfig:
         self._cluster = cluster_info
         self._model_dir = _check_model_dir(args["model_dir"], cluster_info.model_dir)
         self._tf_random_seed = _check_tf_random_seed(args["tf_random_seed"])
-        self._save_summary_steps = validation.check_int(
+        self._save_summary_steps = validation.check_number(
             "save_summary_steps", args["save_summary_steps"], 0, allow_none=True)
         self._save_checkpoints_steps, self._save_checkpoints_secs = (
             _resolve_checkpoint_args(args["save_checkpoints_steps"],
@@ -429,14 +451,23 @@ class RunConfig:
                              f"{self._keep_checkpoint_every_n_hours!r}")
         self._log_step_count_steps = validation.check_int(
             "log_step_count_steps", args["log_step_count_steps"], 1, allow_none=True)
+        # tf.estimator raises ValueError for these wrong types: so do we (and a
+        # TypeError, what a wrong type is here).
+        delay = args["experimental_max_worker_delay_secs"]
+        if delay is not None and (isinstance(delay, bool) or not isinstance(delay, int)):
+            raise validation.WrongTypeError(
+                "experimental_max_worker_delay_secs must be an int or None, got "
+                f"{delay!r} of type {type(delay).__name__}")
         self._experimental_max_worker_delay_secs = validation.check_int(
-            "experimental_max_worker_delay_secs",
-            args["experimental_max_worker_delay_secs"], 0, allow_none=True)
-        self._session_creation_timeout_secs = validation.check_int(
-            "session_creation_timeout_secs", args["session_creation_timeout_secs"], 1,
+            "experimental_max_worker_delay_secs", delay, 0, allow_none=True)
+        self._session_creation_timeout_secs = validation.check_number(
+            "session_creation_timeout_secs", args["session_creation_timeout_secs"],
             allow_none=True)
-        self._device_fn = validation.check_callable("device_fn", args["device_fn"],
-                                                     allow_none=True)
+        if (self._session_creation_timeout_secs is not None
+                and self._session_creation_timeout_secs <= 0):
+            raise ValueError("session_creation_timeout_secs must be > 0, got "
+                             f"{self._session_creation_timeout_secs!r}")
+        self._device_fn = _check_device_fn(args["device_fn"])
         protocol = args["protocol"]
         if protocol is not None and not isinstance(protocol, str):
             raise TypeError(f"protocol must be a str or None, got {protocol!r}")
@@ -452,10 +483,12 @@ class RunConfig:
             raise ValueError("experimental_distribute (a multi-worker DistributeConfig) is "
                              "not supported: use TF_CONFIG roles; got "
                              f"{args['experimental_distribute']!r}")
-        self._checkpoint_save_graph_def = bool(args["checkpoint_save_graph_def"])
+        # Kept as given (None too), as tf.estimator; read for its truth value.
+        self._checkpoint_save_graph_def = args["checkpoint_save_graph_def"]
         session_config = args["session_config"]
         if session_config is not None and not isinstance(session_config, tf.ConfigProto):
-            raise TypeError("session_config must be a tf.compat.v1.ConfigProto or None, "
+            raise validation.WrongTypeError(
+                "session_config must be a tf.compat.v1.ConfigProto or None, "
                             f"got {session_config!r} of type "
                             f"{type(session_config).__name__}")
         self._session_config = (session_config if session_config is not None

@@ -29,7 +29,7 @@ with a clear error when a TensorFlow release lacks it.
 import collections
 import contextlib
 
-from estimator_lite._engine import eval_loop
+from estimator_lite._engine import eval_loop, validation
 from estimator_lite._engine.input_fn import Input, static_batch_size
 from estimator_lite._tf import DATASET_TYPES, tf
 
@@ -79,8 +79,9 @@ def check_strategy(name, strategy):
     if strategy is None:
         return None
     if not hasattr(strategy, "extended") or not hasattr(strategy, "scope"):
-        raise TypeError(f"{name} must be a tf.distribute strategy or None, got "
-                        f"{strategy!r} of type {_kind(strategy)}")
+        raise validation.WrongTypeError(
+            f"{name} must be a tf.distribute strategy or None, got {strategy!r} of "
+            f"type {_kind(strategy)}")
     if _kind(strategy) not in SUPPORTED_STRATEGIES:
         raise ValueError(
             f"{name}={_kind(strategy)} is not supported; supported: MirroredStrategy, "

@@ -91,6 +91,15 @@ class MultiLabelHead(Head):
         if labels.dtype == tf.string:
             raise ValueError("string labels of MultiLabelHead must be a SparseTensor of "
                              "label_vocabulary names, got a dense string Tensor")
+        if labels.dtype.is_floating:
+            # As tf.estimator: float labels in [0, 2) are used as they are (soft
+            # labels are per-class probabilities), never truncated to ids.
+            checks = [tf.assert_greater_equal(labels, tf.cast(0, labels.dtype),
+                                              message="multi-hot labels must be >= 0"),
+                      tf.assert_less(labels, tf.cast(2, labels.dtype),
+                                     message="multi-hot labels must be < 2")]
+            with tf.control_dependencies(checks):
+                return tf.cast(labels, tf.float32)
         labels = head_inputs.labels_in_range(tf.cast(labels, tf.int64), 0, 1,
                                              "multi-hot labels")
         return tf.cast(labels, tf.float32)
