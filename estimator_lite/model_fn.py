@@ -120,7 +120,11 @@ def _check_metric_ops(eval_metric_ops):
                         f"or Keras Metric, got {eval_metric_ops!r}")
     eval_metric_ops = dict(eval_metric_ops)
     for name, given in eval_metric_ops.items():
-        if keras_metrics.is_keras_metric(given):
+        if hasattr(given, "value_and_update_op"):
+            # A head's metric (what head.update_metrics returns), as tf.estimator's
+            # heads return Metric objects that EstimatorSpec takes.
+            eval_metric_ops[name] = tuple(given.value_and_update_op)
+        elif keras_metrics.is_keras_metric(given):
             # As tf.estimator: the metric's result, and its updates run per batch.
             eval_metric_ops[name] = keras_metrics.metric_pair(name, given)
         elif not isinstance(given, tuple) or len(given) != 2:
