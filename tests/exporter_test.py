@@ -25,7 +25,20 @@ class DirEstimator:
         path = saved_model.make_export_dir(export_dir_base)
         os.makedirs(path)
         self.exported_checkpoints.append(checkpoint_path)
-        return path
+        return os.fsencode(path)  # bytes, as an Estimator's export_saved_model
+
+
+def test_exporters_return_what_the_estimator_returned(tmp_path):
+    # A duck-typed estimator's own return value comes back unchanged, as from
+    # tf.estimator's exporters (its tests mock export_saved_model with a str).
+    class StrEstimator(DirEstimator):
+        def export_saved_model(self, *args, **kwargs):
+            return os.fsdecode(super().export_saved_model(*args, **kwargs))
+
+    estimator = StrEstimator(tmp_path)
+    result = el.LatestExporter("latest", _serving_fn).export(
+        estimator, str(tmp_path / "export"), "ckpt-1", {"global_step": 1}, False)
+    assert isinstance(result, str) and os.path.isdir(result)
 
 
 def _serving_fn():
@@ -45,7 +58,7 @@ def _export(exporter, estimator, step, loss, final=False):
     path = os.path.join(estimator.model_dir, "export", exporter.name)
     result = exporter.export(estimator, path, f"ckpt-{step}",
                              {"global_step": step, "loss": loss}, final)
-    # tf.estimator's exporters return the export path as bytes.
+    # tf.estimator's exporters return what export_saved_model returned (bytes).
     assert result is None or isinstance(result, bytes)
     return None if result is None else os.fsdecode(result)
 

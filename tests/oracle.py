@@ -9,6 +9,7 @@ need them skip with a reason that says how to get them; in CI no test may skip
 """
 
 import importlib.util
+import json
 import os
 
 import pytest
@@ -35,6 +36,22 @@ def legacy_keras_available():
 
 requires_legacy_keras = pytest.mark.skipif(not legacy_keras_available(),
                                            reason=LEGACY_KERAS_REASON)
+
+
+def run_oracle_driver(driver_path, *args, timeout_secs=900):
+    """Runs a driver script on the oracle (through the test fork server); returns
+    the JSON report it prints last, after checking it ran on TF 2.15."""
+    from tests import zygote  # noqa: PLC0415 - the fork server only when one runs
+
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("TF_CONFIG", None)
+    result = zygote.run([TF215_PYTHON, driver_path, *map(str, args)],
+                        capture_output=True, text=True, env=env, timeout=timeout_secs,
+                        check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["tf_version"].startswith("2.15")
+    return report
 
 
 def load_driver(path, name):

@@ -10,7 +10,6 @@ centers, score, steps, cluster indices and distances, with the same checkpoint
 variables, and continue tf.estimator's model_dirs to the same centers.
 """
 
-import json
 import os
 import shutil
 
@@ -20,8 +19,7 @@ import tensorflow as tf
 
 from estimator_lite.canned import kmeans as kmeans_lib
 from estimator_lite.compat import v1
-from tests import zygote
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.oracle import load_driver, requires_oracle, run_oracle_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "kmeans_driver.py")
@@ -34,15 +32,7 @@ driver = load_driver(DRIVER_PATH, "kmeans_driver")
 def oracle(tmp_path_factory):
     """tf.estimator's model_dirs and results (one TF 2.15 subprocess)."""
     workdir = str(tmp_path_factory.mktemp("kmeans_oracle"))
-    env = dict(os.environ)
-    env.pop("TF_CONFIG", None)
-    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    result = zygote.run([TF215_PYTHON, DRIVER_PATH, "run", workdir],
-                        capture_output=True, text=True, env=env, timeout=900,
-                        check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["tf_version"].startswith("2.15")
+    report = run_oracle_driver(DRIVER_PATH, "run", workdir)
     return workdir, report
 
 

@@ -16,7 +16,6 @@ tf.estimator model_dir:
     tf.estimator restores estimator_lite's model_dirs too).
 """
 
-import json
 import os
 import shutil
 
@@ -25,8 +24,7 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests import zygote
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.oracle import load_driver, requires_oracle, run_oracle_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "rnn_driver.py")
@@ -41,16 +39,8 @@ driver = load_driver(DRIVER_PATH, "rnn_driver")
 def oracle(tmp_path_factory):
     """tf.estimator's model_dirs and results (one TF 2.15 subprocess)."""
     workdir = str(tmp_path_factory.mktemp("rnn_oracle"))
-    env = dict(os.environ)
-    env.pop("TF_CONFIG", None)
-    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    result = zygote.run(
-        [TF215_PYTHON, DRIVER_PATH, "run", workdir, str(FIRST_STEPS), str(MORE_STEPS)],
-        capture_output=True, text=True, env=env, timeout=900, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["tf_version"].startswith("2.15")
-    return workdir, report
+    return workdir, run_oracle_driver(DRIVER_PATH, "run", workdir, FIRST_STEPS,
+                                      MORE_STEPS)
 
 
 def _signatures(export_dir):
