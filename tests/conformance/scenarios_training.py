@@ -278,8 +278,10 @@ def _export_results(model_dir, results):
     out = []
     for result in results:
         path = result.decode() if isinstance(result, bytes) else result
-        out.append(_normalise(os.path.relpath(path, model_dir)) if isinstance(path, str)
-                   else path)
+        # An export path under model_dir, relative to it; anything else (what a
+        # custom exporter returns) as it is.
+        out.append(_normalise(os.path.relpath(path, model_dir))
+                   if isinstance(path, str) and os.path.isabs(path) else path)
     return out
 
 
