@@ -31,6 +31,8 @@ import os
 import sys
 import time
 
+from estimator_lite._pycompat import zip_strict
+
 __all__ = ["inspect_model_dir", "format_report", "main", "run",
            "COMPLETE", "RUNNING", "STALE", "DEFAULT_RECENT_MINS"]
 
@@ -323,7 +325,7 @@ def _table(header, rows):
     cells = [list(header)] + [[_number(v) if not isinstance(v, str) else v for v in row]
                               for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    return ["  " + "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True))
+    return ["  " + "  ".join(c.rjust(w) for c, w in zip_strict(row, widths))
             for row in cells]
 
 

@@ -25,7 +25,6 @@ import collections
 import contextlib
 import importlib
 import importlib.abc
-import importlib.metadata
 import importlib.util
 import logging
 import os
@@ -34,7 +33,7 @@ import subprocess
 import sys
 import types
 
-from estimator_lite import _alias_table
+from estimator_lite import _alias_table, _pycompat
 
 __all__ = ["NotProvidedError", "install_as_tf_estimator", "is_installed",
            "real_tf_estimator_location", "uninstall_as_tf_estimator"]
@@ -319,7 +318,7 @@ def _installed_version(package, package_dir):
     """
     if not package_dir:
         return None
-    for dist in importlib.metadata.distributions(path=[os.path.dirname(package_dir)]):
+    for dist in _pycompat.distributions([os.path.dirname(package_dir)]):
         top_level = (dist.read_text("top_level.txt") or "").split()
         if package in top_level or any(
                 str(f) == f"{package}/__init__.py" for f in dist.files or ()):

@@ -33,6 +33,7 @@ import os
 import re
 
 from estimator_lite import _keras
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import logging, tf
 from estimator_lite.canned import optimizers as optimizers_lib
 from estimator_lite.estimator import Estimator, WarmStartSettings
@@ -175,7 +176,7 @@ def _by_output(value, output_names, what):
         if len(value) != len(output_names):
             raise ValueError(f"{what}: the model has outputs {output_names}, got "
                              f"{len(value)} values")
-        return dict(zip(output_names, value, strict=True))
+        return dict(zip_strict(output_names, value))
     if len(output_names) != 1:
         raise ValueError(f"{what}: the model has outputs {output_names}; give a dict "
                          "keyed by them")
@@ -244,7 +245,7 @@ def _losses_by_output(model, output_names):
     if isinstance(loss, dict):
         per_output = {n: loss[n] for n in output_names if loss.get(n) is not None}
     elif isinstance(loss, (list, tuple)):
-        per_output = dict(zip(output_names, loss, strict=True))
+        per_output = dict(zip_strict(output_names, loss))
     else:
         per_output = dict.fromkeys(output_names, loss)
     result = {}
@@ -380,7 +381,7 @@ def _compiled_metrics(model, output_names):
                 for n, m in metrics.items()}
     if len(output_names) == 1 or not isinstance(metrics[0], (list, tuple)):
         return {n: list(metrics) for n in output_names}
-    return dict(zip(output_names, metrics, strict=True))
+    return dict(zip_strict(output_names, metrics))
 
 
 def _metric_builders(model, output_names, losses, metric_names_map):
@@ -417,7 +418,7 @@ def _write_keras_checkpoint(model, structure, path):
         variables = [_tf_variable(w) for w in clone.weights]
         with tf.Session() as session:
             session.run(tf.variables_initializer(variables))
-            for variable, value in zip(variables, weights, strict=True):
+            for variable, value in zip_strict(variables, weights):
                 variable.load(value, session)
             tf.train.Saver(var_list=variables).save(session, path,
                                                    write_meta_graph=False)
@@ -538,7 +539,7 @@ def _make_model_fn(model, structure, export_outputs, metric_names_map):
         variables = [_tf_variable(w) for w in clone.trainable_weights]
         grads = tf.gradients(loss, variables)
         train_op = new_optimizer().apply_gradients(
-            zip(grads, variables, strict=True),
+            zip_strict(grads, variables),
             iterations=tf.train.get_or_create_global_step())
         if state_updates:
             train_op = tf.group(train_op, *state_updates)

@@ -206,7 +206,8 @@ def main(argv=None):
         path = os.path.abspath(target)
         sys.stderr.write(f"{_PREFIX}can't open file {path!r}: no such file\n")
         return _EXIT_USAGE
-    if mode == _SCRIPT and (missing := _missing_main(target)):
+    missing = _missing_main(target) if mode == _SCRIPT else None
+    if missing:
         sys.stderr.write(f"{_PREFIX}{missing}\n")
         return 1  # as python: a usage error would be 2, this one is 1
     try:

@@ -23,12 +23,12 @@ Who owns what:
 import collections
 import os
 import time
-import typing
 
 from estimator_lite import exporter as exporter_lib
 from estimator_lite._engine import completion, distribute, event_files, roles, validation
 from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine.timer import Timer
+from estimator_lite._pycompat import Protocol
 from estimator_lite._tf import logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
 
@@ -64,7 +64,7 @@ def _grace_secs():
     return validation.seconds_from_env(GRACE_ENV, _DEFAULT_GRACE_SECS, allow_zero=True)
 
 
-class EstimatorLike(typing.Protocol):
+class EstimatorLike(Protocol):
     """What train_and_evaluate needs of an estimator (duck typing).
 
     estimator_lite's Estimator and TF Estimator's (TF <= 2.15) both fit. `eval_dir`

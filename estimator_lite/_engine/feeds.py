@@ -6,6 +6,7 @@ so an error names the input, what it expects and what was given.
 
 import numpy as np
 
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 
 __all__ = ["InputSpec"]
@@ -109,6 +110,6 @@ class InputSpec:
             return
         if len(given) != len(expected) or any(
                 want is not None and want != got
-                for want, got in zip(expected, given, strict=True)):
+                for want, got in zip_strict(expected, given)):
             raise ValueError(f"input {self._key!r} has shape {expected} (None: any "
                              f"size); got shape {tuple(given)}")

@@ -12,6 +12,7 @@ import os
 import re
 import tempfile
 
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import logging, tf
 
 __all__ = [
@@ -199,7 +200,7 @@ def _shapes_differ(saved, graph_shape):
         return False
     return len(saved) != len(graph_shape) or any(
         dim is not None and dim != saved_dim
-        for saved_dim, dim in zip(saved, graph_shape, strict=True))
+        for saved_dim, dim in zip_strict(saved, graph_shape))
 
 
 def _flavor_hint(missing, saved, estimator_name):

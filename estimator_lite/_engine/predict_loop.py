@@ -8,6 +8,7 @@ hooks until the input ends or a hook stops, and splits batches into examples.
 import numpy as np
 
 from estimator_lite._engine.hook_protocol import RestoredSession, run_with_hooks
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 
 __all__ = ["select_predictions", "run_predictions"]
@@ -80,5 +81,5 @@ def _unbatch(batch):
                          f"the same batch size (dimension 0); got {sizes}")
     keys = tuple(batch)
     # zip over the arrays builds each example's dict without per-key indexing.
-    for values in zip(*batch.values(), strict=True):
-        yield dict(zip(keys, values, strict=True))
+    for values in zip_strict(*batch.values()):
+        yield dict(zip_strict(keys, values))

@@ -31,6 +31,7 @@ Assignments to variables the model_fn created itself (a counter a hook resets, a
 import contextlib
 import sys
 
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import add_control_inputs, tf
 
 __all__ = ["ASSIGN_OP_TYPES", "RecordedOps", "in_order", "pending_updates", "recording",
@@ -289,7 +290,7 @@ def in_order(updates):
     """
     if len(updates) > 1:
         settled = set(_ancestors(updates[:1]))
-        for before, update in zip(updates[:-1], updates[1:], strict=True):
+        for before, update in zip_strict(updates[:-1], updates[1:]):
             _run_after(update, before, settled)
     return updates
 

@@ -9,6 +9,7 @@ its own ``training/<Name>/iter`` counter, as in tf.estimator 2.15.
 import numbers
 
 from estimator_lite import head as head_lib
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 from estimator_lite.head import base_head
 
@@ -115,8 +116,8 @@ def train_op_fn(parts, update_ops=(), loss_reduction=None):
         flat = [v for variables in var_lists for v in variables]
         grads = tf.gradients(loss, flat)
         ops, start = [], 0
-        for index, (part, variables) in enumerate(zip(parts, var_lists, strict=True)):
-            pairs = list(zip(grads[start:start + len(variables)], variables, strict=True))
+        for index, (part, variables) in enumerate(zip_strict(parts, var_lists)):
+            pairs = list(zip_strict(grads[start:start + len(variables)], variables))
             start += len(variables)
             ops.append(part.optimizer.apply_gradients(
                 pairs, iterations=global_step if index == 0 else None))

@@ -27,6 +27,7 @@ updates the weights from several threads.
 import numbers
 
 from estimator_lite import head as head_lib
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import feature_transformation_cache, tf
 from estimator_lite.canned.feature_layers import is_categorical
 from estimator_lite.head import head_inputs
@@ -284,8 +285,7 @@ class ShardedDenseHashTable:
         parts = tf.dynamic_partition(keys, shard, len(self._shards))
         positions = tf.dynamic_partition(tf.range(tf.shape(keys)[0]), shard,
                                          len(self._shards))
-        found = [table.lookup(part) for table, part in zip(self._shards, parts,
-                                                            strict=True)]
+        found = [table.lookup(part) for table, part in zip_strict(self._shards, parts)]
         return tf.dynamic_stitch(positions, found)
 
     def insert(self, keys, values):
@@ -295,8 +295,8 @@ class ShardedDenseHashTable:
         shard = self._shard_of(keys)
         key_parts = tf.dynamic_partition(keys, shard, len(self._shards))
         value_parts = tf.dynamic_partition(values, shard, len(self._shards))
-        return tf.group(*[table.insert(k, v) for table, k, v in zip(
-            self._shards, key_parts, value_parts, strict=True)])
+        return tf.group(*[table.insert(k, v) for table, k, v in zip_strict(
+            self._shards, key_parts, value_parts)])
 
     def size(self):
         """Number of keys in all shards (int64 scalar)."""
@@ -328,8 +328,8 @@ class _Step:
                                name=variable.op.name + "_unshrunk", use_resource=True)
 
     def _split(self, items):
-        sparse = [x for x, s in zip(items, self._batch.is_sparse, strict=True) if s]
-        dense = [x for x, s in zip(items, self._batch.is_sparse, strict=True) if not s]
+        sparse = [x for x, s in zip_strict(items, self._batch.is_sparse) if s]
+        dense = [x for x, s in zip_strict(items, self._batch.is_sparse) if not s]
         return sparse, dense
 
     def train_op(self):
@@ -341,8 +341,8 @@ class _Step:
             sparse_unshrunk, dense_unshrunk = self._split(self._unshrunk)
             unique_ids = [tf.cast(tf.unique(tf.cast(ids, tf.int32))[0], tf.int64)
                           for _, ids, _ in batch.sparse]
-            gathered = [tf.gather(w, ids) for w, ids in zip(sparse_unshrunk, unique_ids,
-                                                            strict=True)]
+            gathered = [tf.gather(w, ids)
+                        for w, ids in zip_strict(sparse_unshrunk, unique_ids)]
             states, sparse_deltas, dense_deltas = tf.raw_ops.SdcaOptimizerV2(
                 sparse_example_indices=[e for e, _, _ in batch.sparse],
                 sparse_feature_indices=[i for _, i, _ in batch.sparse],
@@ -362,10 +362,10 @@ class _Step:
                 adaptive=sdca._adaptive)
             with tf.control_dependencies([states]):
                 updates = [self._table.insert(example_ids, states)]
-                updates += [tf.scatter_add(w, ids, delta) for w, ids, delta in zip(
-                    sparse_unshrunk, unique_ids, sparse_deltas, strict=True)]
-                updates += [tf.assign_add(w, delta) for w, delta in zip(
-                    dense_unshrunk, dense_deltas, strict=True)]
+                updates += [tf.scatter_add(w, ids, delta) for w, ids, delta in zip_strict(
+                    sparse_unshrunk, unique_ids, sparse_deltas)]
+                updates += [tf.assign_add(w, delta) for w, delta in zip_strict(
+                    dense_unshrunk, dense_deltas)]
         with tf.control_dependencies(updates):
             return tf.assign_add(tf.train.get_global_step(), 1).op
 
@@ -376,8 +376,7 @@ class _Step:
         proximal step), so small weights become exactly zero.
         """
         with tf.control_dependencies([train_op]):
-            copies = [v.assign(u) for v, u in zip(self._variables, self._unshrunk,
-                                                  strict=True)]
+            copies = [v.assign(u) for v, u in zip_strict(self._variables, self._unshrunk)]
         l1 = self._sdca._symmetric_l1_regularization
         if l1 <= 0:
             return tf.group(*copies)

@@ -34,6 +34,7 @@ exponential_decay(...))`` trains on Keras 3 too.
 
 from estimator_lite import _keras
 from estimator_lite._engine import validation
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import VARIABLE_TYPES, logging, tf
 
 __all__ = [
@@ -260,7 +261,7 @@ class GraphOptimizer:
     def _apply_merged(self, strategy, pairs, iterations, name):
         """The cross-replica part of apply_gradients under a strategy."""
         grads = strategy.extended.batch_reduce_to(tf.distribute.ReduceOp.SUM, pairs)
-        pairs = list(zip(grads, [v for _, v in pairs], strict=True))
+        pairs = list(zip_strict(grads, [v for _, v in pairs]))
 
         def update(var, fn, args):
             return strategy.extended.update(var, fn, args=args, group=True)

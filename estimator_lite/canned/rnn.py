@@ -19,6 +19,7 @@ training here, and the reverse.
 
 import numbers
 
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import feature_transformation_cache, tf
 from estimator_lite.canned import core, feature_layers, optimizers
 from estimator_lite.canned.dnn import check_hidden_units
@@ -216,7 +217,7 @@ def _build_cells(inputs, units, cell_type):
     cells = []
     input_size = int(inputs.shape[-1])
     with tf.variable_scope(layer_scope):
-        for size, scope in zip(sizes, cell_scopes, strict=True):
+        for size, scope in zip_strict(sizes, cell_scopes):
             cell = _Cell(cell_type, size)
             with tf.variable_scope(scope):
                 cell.build(input_size)
@@ -253,7 +254,7 @@ def run_rnn(inputs, mask, units, cell_type):
             new_states.extend(updated)
         # A padded step keeps everything as it was (tf.where selects rows).
         kept = [tf.where(keep, new, old)
-                for new, old in zip(new_states, previous_states, strict=True)]
+                for new, old in zip_strict(new_states, previous_states)]
         return tf.where(keep, x, previous_output), kept
 
     time_major = (tf.transpose(inputs, [1, 0, 2]), tf.transpose(mask, [1, 0]))
@@ -318,7 +319,7 @@ def _train_op_fn(optimizer, clip_norm, loss_reduction):
         if clip_norm is not None:  # Keras' clipnorm: each gradient on its own.
             grads = [None if g is None else tf.clip_by_norm(g, clip_norm) for g in grads]
         return optimizer.apply_gradients(
-            list(zip(grads, variables, strict=True)),
+            list(zip_strict(grads, variables)),
             iterations=tf.train.get_or_create_global_step(), name="train_op")
     return fn
 

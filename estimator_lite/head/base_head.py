@@ -8,6 +8,7 @@ what the predictions and export outputs are, and which metrics they report.
 import abc
 
 from estimator_lite._engine import distribute
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import VARIABLE_TYPES, tf
 from estimator_lite.head import head_inputs, reduction
 from estimator_lite.head.keys import MetricKeys, metric_key
@@ -88,7 +89,7 @@ def _keras_train_op(loss, optimizer, trainable_variables):
     built = optimizers.graph_optimizer(optimizer, argument="optimizer")
     variables = _train_variables(trainable_variables)
     grads = tf.gradients(loss, variables)
-    return built.apply_gradients(list(zip(grads, variables, strict=True)),
+    return built.apply_gradients(list(zip_strict(grads, variables)),
                                  iterations=tf.train.get_or_create_global_step())
 
 

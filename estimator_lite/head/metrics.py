@@ -5,6 +5,7 @@ once in the current graph, after which it holds the `(value, update_op)` pair an
 EstimatorSpec's `eval_metric_ops` needs.
 """
 
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 
 __all__ = ["AUC_NUM_THRESHOLDS", "Metric", "auc", "broadcast_weights", "confusion_counts",
@@ -162,7 +163,7 @@ def confusion_counts(labels, predictions, weights, thresholds):
                       tf.reduce_sum(below * weighted_negative, 0),
                       tf.reduce_sum(below * weighted_positive, 0)]
         update = tf.group(*[tf.assign_add(count, increment)
-                            for count, increment in zip(counts, increments, strict=True)])
+                            for count, increment in zip_strict(counts, increments)])
     return counts, update
 
 

@@ -3,6 +3,7 @@
 import numbers
 
 from estimator_lite import export as export_lib
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 from estimator_lite.head.base_head import Head, check_prediction_keys
 from estimator_lite.head.keys import MetricKeys, SignatureKeys, metric_key
@@ -84,7 +85,7 @@ class MultiHead(Head):
             raise ValueError(f"logits must have last dimension {self._logits_dimension} "
                              f"(sum over the heads), got shape {logits.shape}")
         parts = tf.split(logits, [h.logits_dimension for h in self._heads], axis=-1)
-        return {h.name: part for h, part in zip(self._heads, parts, strict=True)}
+        return {h.name: part for h, part in zip_strict(self._heads, parts)}
 
     def _head_labels(self, labels):
         if not isinstance(labels, dict):
@@ -199,5 +200,5 @@ class MultiHead(Head):
                                      labels)
         head_losses = self._head_losses(labels, logits, features, ModeKeys.TRAIN)
         with tf.name_scope(""):
-            for head, head_loss in zip(self._heads, head_losses, strict=True):
+            for head, head_loss in zip_strict(self._heads, head_losses):
                 tf.summary.scalar(metric_key(MetricKeys.LOSS, head.name), head_loss)

@@ -11,6 +11,7 @@ tf.estimator's did, so `features, labels = input_fn()` keeps working.
 import numpy as np
 
 from estimator_lite._engine import validation as _validation
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 
 __all__ = ["numpy_input_fn"]
@@ -177,7 +178,7 @@ def _pack(structure, tensors):
             tensors = tensors[size:]
         return tuple(packed)
     if isinstance(structure, dict):
-        return dict(zip(structure, tensors, strict=True))
+        return dict(zip_strict(structure, tensors))
     return tensors[0]
 
 
@@ -229,6 +230,6 @@ def _batch_tensors(arrays, batch_size, num_epochs, shuffle, queue_capacity,
     batches = batches.prefetch(max(1, queue_capacity // batch_size))
     tensors = tf.data.make_one_shot_iterator(batches).get_next()
     batch_dim = batch_size if num_epochs is None else None
-    for tensor, array in zip(tensors, arrays, strict=True):
+    for tensor, array in zip_strict(tensors, arrays):
         tensor.set_shape([batch_dim, *array.shape[1:]])
     return tensors

@@ -12,6 +12,7 @@ element into [-v, v]) applies to that mean gradient, as it would to the big batc
 """
 
 from estimator_lite._engine import validation
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 from estimator_lite.techniques.optimizer_wrapper import OptimizerWrapper
 
@@ -38,7 +39,7 @@ def clip_gradients(grads_and_vars, clip_norm=None, clip_value=None):
     if clip_value is not None:
         grads = [None if g is None else tf.clip_by_value(
             tf.convert_to_tensor(g), -clip_value, clip_value) for g in grads]
-    return list(zip(grads, [v for _, v in grads_and_vars], strict=True))
+    return list(zip_strict(grads, [v for _, v in grads_and_vars]))
 
 
 class GradientAccumulationOptimizer(OptimizerWrapper):
@@ -85,14 +86,14 @@ class GradientAccumulationOptimizer(OptimizerWrapper):
                                       initializer=tf.zeros_initializer())
         accumulators = [self._accumulator(v) for _, v in pairs]
         adds = [acc.assign_add(tf.convert_to_tensor(g))
-                for acc, (g, _) in zip(accumulators, pairs, strict=True)]
+                for acc, (g, _) in zip_strict(accumulators, pairs)]
         with tf.control_dependencies(adds):
             count = counter.assign_add(1)
         ready = tf.equal(count % self._num_micro_batches, 0)
 
         def apply_mean():
             mean = [(acc.read_value() / self._num_micro_batches, v)
-                    for acc, (_, v) in zip(accumulators, pairs, strict=True)]
+                    for acc, (_, v) in zip_strict(accumulators, pairs)]
             update = self.wrapped.apply_gradients(
                 clip_gradients(mean, self._clip_norm, self._clip_value), global_step)
             with tf.control_dependencies([update]):

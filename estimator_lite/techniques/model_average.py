@@ -25,6 +25,7 @@ training on a multiple of `interval_steps` local steps per worker.
 """
 
 from estimator_lite._engine import validation
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 from estimator_lite.techniques.optimizer_wrapper import OptimizerWrapper
 
@@ -161,11 +162,11 @@ class ModelAverageOptimizer(OptimizerWrapper):
     def _average(self, pairs, accumulators, tokens, step):
         round_index = step // self._interval_steps - 1
         contributions = [acc.apply_grad(local.read_value(), local_step=round_index)
-                         for acc, (local, _) in zip(accumulators, pairs, strict=True)]
+                         for acc, (local, _) in zip_strict(accumulators, pairs)]
         with tf.control_dependencies(contributions):
             if self._is_chief:
                 assigns = [center.assign(acc.take_grad(self._num_worker))
-                           for acc, (_, center) in zip(accumulators, pairs, strict=True)]
+                           for acc, (_, center) in zip_strict(accumulators, pairs)]
                 with tf.control_dependencies(assigns):
                     released = tokens.enqueue_many(
                         tf.fill([self._num_worker - 1], round_index))

@@ -21,6 +21,7 @@ import contextlib
 import threading
 
 from estimator_lite._engine.fn_args import call_with_declared_args
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 from estimator_lite.export import outputs as export_lib
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
@@ -370,8 +371,7 @@ def _reduce_loss(losses, loss_reduction, shard_sizes=None):
     if shard_sizes is None:
         return tf.add_n(losses) / float(len(losses))
     sizes = [tf.cast(n, losses[0].dtype) for n in shard_sizes]
-    weighted = [tf.math.multiply_no_nan(loss, n) for loss, n in zip(losses, sizes,
-                                                                     strict=True)]
+    weighted = [tf.math.multiply_no_nan(loss, n) for loss, n in zip_strict(losses, sizes)]
     return tf.math.divide_no_nan(tf.add_n(weighted), tf.add_n(sizes))
 
 
@@ -417,7 +417,7 @@ def _aggregate_metrics(specs, metric_variables):
     updates = [spec.eval_metric_ops[n][1] for spec in specs for n in names]
     with tf.control_dependencies(updates):
         folded = []
-        for per_tower in zip(*metric_variables, strict=True):
+        for per_tower in zip_strict(*metric_variables):
             others = [v.read_value() for v in per_tower[1:]]
             with tf.control_dependencies(others):
                 folded.append(per_tower[0].assign_add(tf.add_n(others)))
