@@ -23,11 +23,13 @@ from estimator_lite._engine import (
     distribute,
     eval_loop,
     event_files,
+    mixed_precision,
     predict_loop,
     roles,
     state_updates,
     validation,
     warm_start,
+    xla,
 )
 from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._engine import model_dir as model_dir_lib
@@ -124,7 +126,8 @@ class Estimator:
             config.model_dir.
         """
         _check_members_not_overridden(self)
-        self._config = maybe_overwrite_model_dir_and_session_config(config, model_dir)
+        self._config = mixed_precision.with_session_rewrite(
+            maybe_overwrite_model_dir_and_session_config(config, model_dir))
         self._model_dir = self._config.model_dir
         if model_fn is None:
             raise ValueError("model_fn must be given to the Estimator, got None")
@@ -342,7 +345,10 @@ class Estimator:
         Keras layers leave their state updates (seed generators, BatchNorm moving
         statistics) dangling in the graph; see `_engine/state_updates.py`.
         """
-        with state_updates.recording() as created:
+        config = self._config
+        with state_updates.recording() as created, \
+                xla.train_scope(config.experimental_jit_compile), \
+                mixed_precision.policy_scope(config.experimental_mixed_precision):
             spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
         train_op = state_updates.with_state_updates(spec.train_op, spec.loss,
                                                     created.ops)

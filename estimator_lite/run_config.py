@@ -13,7 +13,7 @@ import inspect
 import json
 import os
 
-from estimator_lite._engine import distribute, roles, validation
+from estimator_lite._engine import distribute, mixed_precision, roles, validation
 from estimator_lite._tf import logging, tf
 
 __all__ = ["RunConfig", "TaskType", "ClusterInfo", "default_session_config",
@@ -407,7 +407,8 @@ class RunConfig:
                   "log_step_count_steps", "train_distribute", "device_fn", "protocol",
                   "eval_distribute", "experimental_distribute",
                   "experimental_max_worker_delay_secs", "session_creation_timeout_secs",
-                  "checkpoint_save_graph_def")
+                  "checkpoint_save_graph_def", "experimental_jit_compile",
+                  "experimental_mixed_precision")
 
     def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=100,
                  save_checkpoints_steps=_USE_DEFAULT, save_checkpoints_secs=_USE_DEFAULT,
@@ -416,8 +417,15 @@ class RunConfig:
                  train_distribute=None, device_fn=None, protocol=None,
                  eval_distribute=None, experimental_distribute=None,
                  experimental_max_worker_delay_secs=None,
-                 session_creation_timeout_secs=7200, checkpoint_save_graph_def=True):
+                 session_creation_timeout_secs=7200, checkpoint_save_graph_def=True,
+                 experimental_jit_compile=False, experimental_mixed_precision=None):
         """Validates the arguments and reads TF_CONFIG.
+
+        The arguments are tf.estimator 2.15's, plus two opt-in ones it lacked:
+        `experimental_jit_compile=True` compiles the training step with XLA
+        (see `_engine/xla.py`), and `experimental_mixed_precision`
+        ("mixed_bfloat16" or "mixed_float16") computes in half precision with
+        float32 variables (see `_engine/mixed_precision.py`).
 
         Raises:
           TypeError: an argument has the wrong type.
@@ -483,6 +491,13 @@ class RunConfig:
             raise ValueError("experimental_distribute (a multi-worker DistributeConfig) is "
                              "not supported: use TF_CONFIG roles; got "
                              f"{args['experimental_distribute']!r}")
+        jit_compile = args["experimental_jit_compile"]
+        if not isinstance(jit_compile, bool):
+            raise TypeError("experimental_jit_compile must be a bool, got "
+                            f"{jit_compile!r} of type {type(jit_compile).__name__}")
+        self._experimental_jit_compile = jit_compile
+        self._experimental_mixed_precision = mixed_precision.check_policy(
+            args["experimental_mixed_precision"])
         # Kept as given (None too), as tf.estimator; read for its truth value.
         self._checkpoint_save_graph_def = args["checkpoint_save_graph_def"]
         session_config = args["session_config"]
@@ -546,6 +561,9 @@ class RunConfig:
     session_creation_timeout_secs = property(
         lambda self: self._session_creation_timeout_secs)
     checkpoint_save_graph_def = property(lambda self: self._checkpoint_save_graph_def)
+    experimental_jit_compile = property(lambda self: self._experimental_jit_compile)
+    experimental_mixed_precision = property(
+        lambda self: self._experimental_mixed_precision)
     train_distribute = property(lambda self: self._train_distribute)
     eval_distribute = property(lambda self: self._eval_distribute)
     service = property(lambda self: self._cluster.service,

@@ -27,6 +27,8 @@ BENCHMARKS = {
     "canned.py": ("dnn_estimator_lite_steps_per_sec",
                   "wide_deep_estimator_lite_accuracy"),
     "vs_tf_estimator.py": ("speedup", "speedup_same_tf", "median_secs", "tf_versions"),
+    "precision.py": ("plain_steps_per_sec", "jit_vs_plain", "bf16_vs_plain",
+                     "load_average"),
 }
 
 

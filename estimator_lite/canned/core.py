@@ -9,6 +9,7 @@ its own ``training/<Name>/iter`` counter, as in tf.estimator 2.15.
 import numbers
 
 from estimator_lite import head as head_lib
+from estimator_lite._engine import mixed_precision
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 from estimator_lite.head import base_head
@@ -114,13 +115,21 @@ def train_op_fn(parts, update_ops=(), loss_reduction=None):
         global_step = tf.train.get_or_create_global_step()
         var_lists = [part.trainable_variables() for part in parts]
         flat = [v for variables in var_lists for v in variables]
-        grads = tf.gradients(loss, flat)
-        ops, start = [], 0
-        for index, (part, variables) in enumerate(zip_strict(parts, var_lists)):
-            pairs = list(zip_strict(grads[start:start + len(variables)], variables))
-            start += len(variables)
-            ops.append(part.optimizer.apply_gradients(
-                pairs, iterations=global_step if index == 0 else None))
+
+        def apply(grads):
+            ops, start = [], 0
+            for index, (part, variables) in enumerate(zip_strict(parts, var_lists)):
+                pairs = list(zip_strict(grads[start:start + len(variables)], variables))
+                start += len(variables)
+                ops.append(part.optimizer.apply_gradients(
+                    pairs, iterations=global_step if index == 0 else None))
+            return ops
+
+        # Loss-scaled under RunConfig(experimental_mixed_precision="mixed_float16").
+        v1_optimizers = [(part.optimizer.v1_optimizer, variables)
+                         for part, variables in zip_strict(parts, var_lists)
+                         if hasattr(part.optimizer, "v1_optimizer")]
+        update = mixed_precision.apply_gradients(loss, flat, apply, v1_optimizers)
         with tf.control_dependencies(list(update_ops)):
-            return tf.group(*ops, name="train_op")
+            return tf.group(update, name="train_op")
     return fn

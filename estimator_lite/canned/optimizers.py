@@ -524,6 +524,11 @@ class _V1Optimizer:
         pairs = [(g, v) for g, v in grads_and_vars if g is not None]
         return self._optimizer.apply_gradients(pairs, global_step=iterations, name=name)
 
+    @property
+    def v1_optimizer(self):
+        """The tf.compat.v1.train.Optimizer this adapts."""
+        return self._optimizer
+
 
 class _LegacyKerasOptimizer:
     """Runs a tf-keras legacy optimizer (OptimizerV2) as it is, in the graph.

@@ -7,7 +7,7 @@ what the predictions and export outputs are, and which metrics they report.
 
 import abc
 
-from estimator_lite._engine import distribute
+from estimator_lite._engine import distribute, mixed_precision
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import VARIABLE_TYPES, tf
 from estimator_lite.head import head_inputs, reduction
@@ -88,9 +88,11 @@ def _keras_train_op(loss, optimizer, trainable_variables):
 
     built = optimizers.graph_optimizer(optimizer, argument="optimizer")
     variables = _train_variables(trainable_variables)
-    grads = tf.gradients(loss, variables)
-    return built.apply_gradients(list(zip_strict(grads, variables)),
-                                 iterations=tf.train.get_or_create_global_step())
+    global_step = tf.train.get_or_create_global_step()
+    # Loss-scaled under RunConfig(experimental_mixed_precision="mixed_float16").
+    return mixed_precision.apply_gradients(
+        loss, variables, lambda grads: built.apply_gradients(
+            list(zip_strict(grads, variables)), iterations=global_step))
 
 
 def loss_for_gradients(loss, loss_reduction):
@@ -140,8 +142,9 @@ def make_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops,
                 # Keras 3 Variables unwrapped, as on the Keras path.
                 var_list = (None if trainable_variables is None
                             else _train_variables(trainable_variables))
-                return optimizer.minimize(loss, global_step=tf.train.get_global_step(),
-                                          var_list=var_list)
+                # Loss-scaled under RunConfig's mixed_float16.
+                return mixed_precision.minimize(optimizer, loss,
+                                                tf.train.get_global_step(), var_list)
             return _keras_train_op(loss_for_gradients(loss, loss_reduction), optimizer,
                                    trainable_variables)
     if not callable(train_op_fn):
