@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-import tensorflow as tf2
 
 import estimator_lite as el
 from estimator_lite._tf import tf
 from estimator_lite.techniques.towers import _sum_gradients
+from tests.tf_versions import serve
 
 ATOL = 1e-5
 BATCH = 16
@@ -170,11 +170,10 @@ def test_exported_replicated_model_serves(tmp_path):
     x, _, ids = _data(3)  # fewer examples than towers
     expected = [p["p"] for p in towers.predict(
         lambda: tf.data.Dataset.from_tensor_slices({"x": x, "ids": ids}).batch(3))]
-    signatures = tf2.saved_model.load(export_dir).signatures
-    served = signatures["serving_default"](x=tf2.constant(x), ids=tf2.constant(ids))
-    np.testing.assert_allclose(served["p"].numpy(), expected, atol=ATOL)
-    regress = signatures["regress"](x=tf2.constant(x), ids=tf2.constant(ids))
-    np.testing.assert_allclose(regress["outputs"].numpy(), expected, atol=ATOL)
+    served = serve(export_dir, x=x, ids=ids)
+    np.testing.assert_allclose(served["p"], expected, atol=ATOL)
+    regress = serve(export_dir, "regress", x=x, ids=ids)
+    np.testing.assert_allclose(regress["outputs"], expected, atol=ATOL)
 
 
 def test_sparse_features_are_split(tmp_path):
