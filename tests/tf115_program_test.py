@@ -9,8 +9,13 @@ with TF1's `tf.saved_model.loader.load` and served.
 
 import os
 import re
+import subprocess
 import sys
 
+import pytest
+import tensorflow as tf
+
+import estimator_lite as el
 from tests import zygote
 from tests.oracle import requires_legacy_keras
 from tests.tf_versions import TF1
@@ -30,8 +35,11 @@ def _run(args, timeout_secs):
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2",
                TF_USE_LEGACY_KERAS="1")
     env.pop("TF_CONFIG", None)
-    result = zygote.run(args, capture_output=True, text=True, env=env, check=False,
-                        timeout=timeout_secs)
+    try:
+        result = zygote.run(args, capture_output=True, text=True, env=env,
+                            check=False, timeout=timeout_secs)
+    except subprocess.TimeoutExpired as error:
+        raise AssertionError(f"timed out; output: {error.stdout!r:.6000}") from error
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
     return output
@@ -42,7 +50,7 @@ def _check(match, max_steps):
     _, evaluated, reloaded, export_dir, step, served, label = match.groups()
     assert float(evaluated) > 0.95  # 0.98 on TF 1.15.5 and on TF 2.21 at 600 steps
     assert float(reloaded) == float(evaluated)  # the reloaded export agrees
-    assert max_steps <= int(step) <= max_steps + 2  # async trainers may overshoot
+    assert max_steps <= int(step) <= max_steps + 5  # async trainers may overshoot
     assert os.path.exists(os.path.join(export_dir, "saved_model.pb"))
     assert served == label
 
@@ -50,7 +58,7 @@ def _check(match, max_steps):
 @needs_tf_layers
 def test_tf1_program_trains_exports_and_serves(tmp_path):
     output = _run([sys.executable, PROGRAM, "--model-dir", str(tmp_path),
-                   "--max-steps", "400"], timeout_secs=600)
+                   "--max-steps", "400"], timeout_secs=400)
     _check(RESULT.search(output), 400)
     assert sorted(os.listdir(tmp_path / "export" / "latest")) != []
 
@@ -60,9 +68,37 @@ def test_tf1_program_as_a_cluster_every_role_exits(tmp_path):
     output = _run([sys.executable, "-m", "estimator_lite.launch", "--ps", "1",
                    "--workers", "1", "--evaluator", "--", sys.executable, PROGRAM,
                    "--model-dir", str(tmp_path), "--max-steps", "200"],
-                  timeout_secs=600)
+                  timeout_secs=400)
     for role in ("[chief] tf1 program: chief 0 done",
                  "[worker:0] tf1 program: worker 0 done",
                  "[ps:0] tf1 program: ps 0 done", "[launch] all roles finished"):
         assert role in output, output[-4000:]
     _check(re.search(r"\[evaluator\] " + RESULT.pattern, output), 200)
+
+
+class _Tf1KerasModel:
+    """Stands for TF 1.15's built-in tf.keras Model on any TensorFlow."""
+
+
+_Tf1KerasModel.__module__ = "tensorflow.python.keras.engine.training"
+
+
+def _tf1_keras_objects():
+    """TF 1.15's own tf.keras model and optimizer, or stand-ins on TF 2."""
+    if not TF1:
+        return _Tf1KerasModel(), _Tf1KerasModel()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))])
+    return model, tf.keras.optimizers.SGD(0.1)
+
+
+def test_tf1s_own_keras_is_a_clear_error():
+    model, optimizer = _tf1_keras_objects()
+    with pytest.raises(TypeError, match=r"keras_model .*built-in tf.keras, which "
+                       r"estimator_lite does not support: Keras objects need "
+                       r"TensorFlow 2.16\+ with Keras 3 or tf-keras; on TF 1.15 use an "
+                       r"Estimator with a model_fn"):
+        el.model_to_estimator(keras_model=model)
+    columns = [tf.feature_column.numeric_column("x")]
+    with pytest.raises(TypeError, match=r"optimizer .*built-in tf.keras.*on TF 1.15 use "
+                       r"a tf.compat.v1.train.Optimizer"):
+        el.DNNClassifier([2], columns, optimizer=optimizer)
