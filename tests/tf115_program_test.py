@@ -4,7 +4,8 @@ a cluster of real processes (chief, worker, ps, evaluator on 127.0.0.1).
 The same script runs on TF 1.15 / Python 3.7 (.ci/tf115) and on TF 2.16+ (with
 tf-keras, which `tf.layers` needs there): a tf.layers model_fn in two towers over
 two CPU devices, train_and_evaluate with a LatestExporter, the export reloaded
-with TF1's `tf.saved_model.loader.load` and served.
+with TF1's `tf.saved_model.loader.load` and served. And what TF 1.15 cannot have
+(its own built-in tf.keras handed to the library) is a TypeError saying so.
 """
 
 import os
