@@ -18,7 +18,7 @@ import threading
 from estimator_lite._tf import VARIABLE_TYPES, tf
 
 __all__ = ["KERAS_PACKAGES", "keras_base", "keras_package", "legacy_optimizer_class",
-           "tensor_learning_rates"]
+           "tensor_learning_rates", "tf1_keras_note"]
 
 KERAS_PACKAGES = ("keras", "tf_keras")
 
@@ -43,6 +43,28 @@ def keras_package(cls):
     """'keras' or 'tf_keras' when `cls` is defined by that package, else None."""
     top = (getattr(cls, "__module__", None) or "").split(".")[0]
     return top if top in KERAS_PACKAGES else None
+
+
+# TF 1.x's own Keras (tf.keras inside TensorFlow 1.15) is defined under this module.
+_TF1_KERAS_MODULE = "tensorflow.python.keras."
+
+
+def tf1_keras_note(value, instead):
+    """Why `value` is refused when it is TF 1.15's built-in tf.keras object, else "".
+
+    For the end of a TypeError message: only Keras 3 and tf-keras (TF 2.16+) are
+    supported. Called on error paths only.
+
+    Args:
+      value: the object refused.
+      instead: what to use on TF 1.15, e.g. "a tf.compat.v1.train.Optimizer".
+    """
+    if not any((getattr(cls, "__module__", None) or "").startswith(_TF1_KERAS_MODULE)
+               for cls in type(value).__mro__):
+        return ""
+    return (f"; it is TensorFlow {tf.VERSION}'s built-in tf.keras, which "
+            "estimator_lite does not support: Keras objects need TensorFlow 2.16+ "
+            f"with Keras 3 or tf-keras; on TF 1.15 use {instead}")
 
 
 def legacy_optimizer_class(name):

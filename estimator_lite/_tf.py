@@ -150,7 +150,18 @@ def raw_op(name, needed_by):
     return op
 
 
+def gfile_glob(pattern):
+    """``tf.io.gfile.glob(pattern)``, empty when the pattern's directory is missing.
+
+    TF 2 returns no matches there; TF 1.15 raises NotFoundError instead.
+    """
+    try:
+        return tf.io.gfile.glob(pattern)
+    except tf.errors.NotFoundError:
+        return []
+
+
 __all__ = ["DATASET_TYPES", "ProtoDecodeError", "TENSOR_TYPES", "VARIABLE_TYPES",
            "TENSORBOARD_HINT", "add_control_inputs", "tensorboard_hint",
-           "feature_transformation_cache", "isolated_keras_names", "logging",
+           "feature_transformation_cache", "gfile_glob", "isolated_keras_names", "logging",
            "raw_op", "tf"]

@@ -198,7 +198,8 @@ def _keras_package(model):
     base = _keras.keras_base(type(model), ("Model",))
     if base is None:
         raise TypeError(f"keras_model must be a Keras model (keras.Model or "
-                        f"tf_keras.Model), got {model!r}")
+                        f"tf_keras.Model), got {model!r}" + _keras.tf1_keras_note(
+                            model, "an Estimator with a model_fn"))
     return importlib.import_module(_keras.keras_package(base))
 
 

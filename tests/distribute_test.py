@@ -57,9 +57,11 @@ def test_other_strategies_are_refused():
 REPLICA_ERROR_PROGRAM = """
 import tensorflow as tf
 import estimator_lite as el
-cpus = tf.config.list_physical_devices("CPU")
-tf.config.set_logical_device_configuration(
-    cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+# tf.config.experimental's spelling: TF 1.15 has no other (TF 2 keeps it).
+devices = tf.config.experimental
+cpus = devices.list_physical_devices("CPU")
+devices.set_virtual_device_configuration(
+    cpus[0], [devices.VirtualDeviceConfiguration()] * 2)
 
 def model_fn(features, labels, mode):
     raise ValueError("my model_fn is broken: feature 'x' has the wrong shape")

@@ -88,3 +88,66 @@ def test_tensorflow_is_imported_in_one_place():
 def test_the_walk_reaches_subpackages():
     files = {_relative(p) for p in _library_files()}
     assert os.path.join("estimator_lite", "_engine", "train_session.py") in files
+
+
+# What .ci/tf115 runs on Python 3.7: the library and the core test files it lists.
+CI_TF115 = os.path.join(ROOT, ".ci", "tf115")
+
+
+def _core_test_files():
+    """The .py files of the CORE_TESTS list in .ci/tf115 (folders expanded)."""
+    with open(CI_TF115) as f:
+        block = re.search(r"^CORE_TESTS=\((.*?)^\)", f.read(), re.M | re.S).group(1)
+    entries = re.findall(r"^\s*(tests/\S+)", block, re.M)
+    files = []
+    for entry in entries:
+        path = os.path.join(ROOT, entry)
+        assert os.path.exists(path), f".ci/tf115 lists {entry}, which does not exist"
+        files += ([path] if path.endswith(".py") else sorted(
+            os.path.join(path, f) for f in os.listdir(path) if f.endswith(".py")))
+    return files
+
+
+def _python38_constructs(tree):
+    """Calls and annotations Python 3.7 cannot run, as 'line: what' strings."""
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "zip"
+                and any(k.arg == "strict" for k in node.keywords)):
+            found.append(f"{node.lineno}: zip(strict=) (use _pycompat.zip_strict)")
+        annotation = None
+        if isinstance(node, (ast.AnnAssign, ast.arg)):
+            annotation = node.annotation
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            annotation = node.returns
+        if annotation is not None:
+            if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr)
+                   for n in ast.walk(annotation)):
+                found.append(f"{node.lineno}: `X | Y` annotation (3.10+)")
+            if any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+                   and n.value.id in ("list", "dict", "tuple", "set", "type")
+                   for n in ast.walk(annotation)):
+                found.append(f"{node.lineno}: builtin generic annotation (3.9+)")
+    return found
+
+
+@pytest.mark.parametrize("path", _library_files() + _core_test_files(), ids=_relative)
+def test_runs_on_python37(path):
+    # TF 1.15's Python: the grammar (walrus, positional-only parameters, ...) and
+    # what 3.7 fails on at run time (zip(strict=), 3.9+/3.10+ annotations).
+    with open(path) as f:
+        source = f.read()
+    try:
+        tree = ast.parse(source, feature_version=(3, 7))
+    except SyntaxError as error:
+        pytest.fail(f"not Python 3.7 syntax: line {error.lineno}: {error.msg}")
+    assert _python38_constructs(tree) == []
+
+
+def test_python37_check_finds_what_37_lacks():
+    source = ("def f(a: int | None) -> dict[str, int]:\n"
+              "    return dict(zip(a, a, strict=True))\n")
+    assert len(_python38_constructs(ast.parse(source))) == 3
+    with pytest.raises(SyntaxError):
+        ast.parse("if (n := 1):\n    pass\n", feature_version=(3, 7))

@@ -7,7 +7,6 @@ import types
 
 import numpy as np
 import pytest
-import tensorflow as tf2
 
 import estimator_lite as el
 from estimator_lite import training
@@ -16,6 +15,7 @@ from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._tf import tf
 from tests import models, zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.tf_versions import serve
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXECUTOR_DRIVER = os.path.join(ROOT, "tests", "compat", "executor_driver.py")
@@ -747,8 +747,7 @@ def test_local_train_and_evaluate_real_estimator(tmp_path):
     expected = [p["y"] for p in est.predict(lambda: tf.data.Dataset.from_tensor_slices(
         {"x": x}).batch(6))]
     for export_dir in exports:
-        served = tf2.saved_model.load(export_dir).signatures["serving_default"](
-            x=tf2.constant(x))["outputs"].numpy()
+        served = serve(export_dir, x=x)["outputs"]
         np.testing.assert_allclose(served, expected, rtol=1e-5)
     # Running again after max_steps returns the final metrics, not (None, None).
     again, again_exports = el.train_and_evaluate(est, train_spec, eval_spec)

@@ -147,6 +147,9 @@ def _zygote_refusal(args, env, kwargs):
         return "not `python SCRIPT|-m MODULE|-c CODE ...`"
     if _interpreter_kind(parsed[0]) is None:
         return f"interpreter {parsed[0]} has no zygote"
+    if _interpreter_kind(parsed[0]) == "lite" and sys.version_info < (3, 9):
+        # The server waits on its children through os.pidfd_open (Python 3.9+).
+        return "Python < 3.9 (TF 1.15's 3.7) has no os.pidfd_open"
     unsupported = set(kwargs) - {"text", "universal_newlines", "encoding", "errors",
                                  "bufsize", "close_fds"}
     if unsupported:

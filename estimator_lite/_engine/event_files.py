@@ -14,7 +14,7 @@ import struct
 import numpy as np
 
 from estimator_lite._engine import model_dir
-from estimator_lite._tf import ProtoDecodeError, logging, tf
+from estimator_lite._tf import ProtoDecodeError, gfile_glob, logging, tf
 
 __all__ = ["new_summary_writer", "scalar_summary", "eval_summary", "read_eval_metrics",
            "read_event_file_metrics"]
@@ -104,7 +104,7 @@ def read_event_file_metrics(pattern):
       for the same step and tag wins. Steps with no scalar values are left out.
     """
     by_step = collections.defaultdict(dict)
-    for path in sorted(tf.io.gfile.glob(pattern)):
+    for path in sorted(gfile_glob(pattern)):
         for event in _events(path):
             for value in event.summary.value:
                 if value.HasField("simple_value"):

@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 _SCOPE = "training"
+# What TF 1.15 takes instead of its built-in tf.keras optimizers (_keras.tf1_keras_note).
+_TF1_OPTIMIZERS = "a tf.compat.v1.train.Optimizer"
 
 
 def _dedup(grad):
@@ -773,7 +775,8 @@ def graph_optimizer(optimizer, argument="optimizer"):
     if built is None:
         raise TypeError(f"{argument} must be an optimizer instance (Keras, tf-keras "
                         f"legacy or tf.compat.v1.train.Optimizer), got {optimizer!r} "
-                        f"of type {type(optimizer).__name__}")
+                        f"of type {type(optimizer).__name__}" + _keras.tf1_keras_note(
+                            optimizer, _TF1_OPTIMIZERS))
     return built
 
 
@@ -824,12 +827,14 @@ def optimizer_factory(optimizer, default_learning_rate=None, argument="optimizer
             if value is None:
                 raise TypeError(f"{argument} callable must return an optimizer "
                                 f"instance, got {result!r} of type "
-                                f"{type(result).__name__}")
+                                f"{type(result).__name__}" + _keras.tf1_keras_note(
+                                    result, _TF1_OPTIMIZERS))
             return value
         return build
     raise TypeError(f"{argument} must be an optimizer name, an optimizer instance or a "
                     f"callable returning one, got {optimizer!r} of type "
-                    f"{type(optimizer).__name__}")
+                    f"{type(optimizer).__name__}" + _keras.tf1_keras_note(
+                        optimizer, _TF1_OPTIMIZERS))
 
 
 def get_optimizer_instance_v2(opt, learning_rate=None):

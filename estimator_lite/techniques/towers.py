@@ -419,8 +419,11 @@ def _aggregate_metrics(specs, metric_variables):
         folded = []
         for per_tower in zip_strict(*metric_variables):
             others = [v.read_value() for v in per_tower[1:]]
-            with tf.control_dependencies(others):
-                folded.append(per_tower[0].assign_add(tf.add_n(others)))
+            fold = per_tower[0].assign_add(tf.add_n(others))
+            # After the sum, not merely the reads: a TF 1.x ref variable's read
+            # shares the variable's buffer, which the reset would overwrite.
+            with tf.control_dependencies([fold]):
+                folded.append(fold)
                 folded += [v.assign(tf.zeros_like(v)) for v in per_tower[1:]]
         reduce_op = tf.group(*folded, name="reduce_tower_metrics")
     return {name: (specs[0].eval_metric_ops[name][0], reduce_op) for name in names}

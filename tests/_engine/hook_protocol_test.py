@@ -9,6 +9,7 @@ from estimator_lite._engine.hook_protocol import (
     without_readiness_reports,
 )
 from estimator_lite._tf import tf
+from tests.tf_versions import tf2_only
 
 
 class RecordingHook(tf.train.SessionRunHook):
@@ -154,6 +155,7 @@ def test_without_readiness_reports_keeps_the_callers_own():
         assert scaffold.ready_for_local_init_op.op.name == "no_readiness_report"
 
 
+@tf2_only("tf.compat.v1.train.Scaffold(local_init_feed_dict=) came after TF 1.15")
 def test_restored_session_feeds_the_local_init_feed_dict():
     with tf.Graph().as_default():
         start = tf.placeholder(tf.float32, [], name="start")

@@ -1,0 +1,105 @@
+"""The TF1-era program (examples/tf1_program.py) on this TensorFlow, locally and as
+a cluster of real processes (chief, worker, ps, evaluator on 127.0.0.1).
+
+The same script runs on TF 1.15 / Python 3.7 (.ci/tf115) and on TF 2.16+ (with
+tf-keras, which `tf.layers` needs there): a tf.layers model_fn in two towers over
+two CPU devices, train_and_evaluate with a LatestExporter, the export reloaded
+with TF1's `tf.saved_model.loader.load` and served. And what TF 1.15 cannot have
+(its own built-in tf.keras handed to the library) is a TypeError saying so.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+
+import estimator_lite as el
+from tests import zygote
+from tests.oracle import requires_legacy_keras
+from tests.tf_versions import TF1
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAM = os.path.join(ROOT, "examples", "tf1_program.py")
+RESULT = re.compile(
+    r"tf1 program on TF (\S+), 2 towers: test accuracy ([\d.]+) \(evaluate\), "
+    r"([\d.]+) \(reloaded SavedModel (\S+)\) at step (\d+); first test image: "
+    r"served (\d+), label (\d+)")
+
+# tf.layers on TF >= 2.16 is tf-keras'; TF 1.15 has it built in.
+needs_tf_layers = (lambda test: test) if TF1 else requires_legacy_keras
+
+
+def _run(args, timeout_secs):
+    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2",
+               TF_USE_LEGACY_KERAS="1")
+    env.pop("TF_CONFIG", None)
+    try:
+        result = zygote.run(args, capture_output=True, text=True, env=env,
+                            check=False, timeout=timeout_secs)
+    except subprocess.TimeoutExpired as error:
+        raise AssertionError(f"timed out; output: {error.stdout!r:.6000}") from error
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-4000:]
+    return output
+
+
+def _check(match, max_steps):
+    assert match, "no result line"
+    _, evaluated, reloaded, export_dir, step, served, label = match.groups()
+    assert float(evaluated) > 0.95  # 0.98 on TF 1.15.5 and on TF 2.21 at 600 steps
+    assert float(reloaded) == float(evaluated)  # the reloaded export agrees
+    assert max_steps <= int(step) <= max_steps + 5  # async trainers may overshoot
+    assert os.path.exists(os.path.join(export_dir, "saved_model.pb"))
+    assert served == label
+
+
+@needs_tf_layers
+def test_tf1_program_trains_exports_and_serves(tmp_path):
+    output = _run([sys.executable, PROGRAM, "--model-dir", str(tmp_path),
+                   "--max-steps", "400"], timeout_secs=400)
+    _check(RESULT.search(output), 400)
+    assert sorted(os.listdir(tmp_path / "export" / "latest")) != []
+
+
+@needs_tf_layers
+def test_tf1_program_as_a_cluster_every_role_exits(tmp_path):
+    output = _run([sys.executable, "-m", "estimator_lite.launch", "--ps", "1",
+                   "--workers", "1", "--evaluator", "--", sys.executable, PROGRAM,
+                   "--model-dir", str(tmp_path), "--max-steps", "200"],
+                  timeout_secs=400)
+    for role in ("[chief] tf1 program: chief 0 done",
+                 "[worker:0] tf1 program: worker 0 done",
+                 "[ps:0] tf1 program: ps 0 done", "[launch] all roles finished"):
+        assert role in output, output[-4000:]
+    _check(re.search(r"\[evaluator\] " + RESULT.pattern, output), 200)
+
+
+class _Tf1KerasModel:
+    """Stands for TF 1.15's built-in tf.keras Model on any TensorFlow."""
+
+
+_Tf1KerasModel.__module__ = "tensorflow.python.keras.engine.training"
+
+
+def _tf1_keras_objects():
+    """TF 1.15's own tf.keras model and optimizer, or stand-ins on TF 2."""
+    if not TF1:
+        return _Tf1KerasModel(), _Tf1KerasModel()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))])
+    return model, tf.keras.optimizers.SGD(0.1)
+
+
+def test_tf1s_own_keras_is_a_clear_error():
+    model, optimizer = _tf1_keras_objects()
+    with pytest.raises(TypeError, match=r"keras_model .*built-in tf.keras, which "
+                       r"estimator_lite does not support: Keras objects need "
+                       r"TensorFlow 2.16\+ with Keras 3 or tf-keras; on TF 1.15 use an "
+                       r"Estimator with a model_fn"):
+        el.model_to_estimator(keras_model=model)
+    columns = [tf.feature_column.numeric_column("x")]
+    with pytest.raises(TypeError, match=r"optimizer .*built-in tf.keras.*on TF 1.15 use "
+                       r"a tf.compat.v1.train.Optimizer"):
+        el.DNNClassifier([2], columns, optimizer=optimizer)
