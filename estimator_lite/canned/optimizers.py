@@ -21,7 +21,11 @@ trains in a tf.compat.v1 graph; the canned estimators (through
   * a tf.compat.v1.train.Optimizer or a GraphOptimizer is used as it is;
   * a user's subclass of a Keras optimizer is what its Keras base class is
     (decided from its bases, wherever it is defined), as tf.estimator's
-    ``isinstance`` checks took it; one overriding the update rule is refused.
+    ``isinstance`` checks took it; one overriding the update rule is refused;
+  * but a user's Keras optimizer class that defines ``get_updates(loss, params)``
+    (or, on a legacy OptimizerV2, ``get_gradients``) trains through it, as
+    tf.estimator 2.15 trained every Keras optimizer: the built object says
+    ``trains_from_loss`` and takes the loss (`_UserUpdatesOptimizer`).
 Learning rates may be numbers, tensors (e.g. ``tf.compat.v1.train.exponential_decay``
 on the global step), zero-argument callables, or Keras ``LearningRateSchedule``
 objects, which are evaluated in the graph on the optimizer's iteration count

@@ -2,13 +2,14 @@
 
 tf.estimator 2.15 trained a Keras optimizer by calling its ``get_updates(loss,
 params)``; users (and tf.estimator's own tests) wrote optimizers that define it,
-and minimal legacy OptimizerV2 subclasses (``_create_slots``,
-``_resource_apply_dense``). tests/compat/user_optimizer_driver.py trains such
-optimizers in LinearRegressor, BaselineClassifier, a linear-only
-DNNLinearCombinedRegressor and a RegressionHead model_fn, 10 steps each, on the
-oracle, on estimator_lite with tf-keras (TF_USE_LEGACY_KERAS=1, in a subprocess;
-the linear model in two train() calls with the same optimizer instance) and on
-estimator_lite with Keras 3 (this process): same checkpoints, same metrics.
+minimal legacy OptimizerV2 subclasses (``_create_slots``, ``_resource_apply_dense``)
+and legacy optimizers overriding ``get_gradients``.
+tests/compat/user_optimizer_driver.py trains such optimizers in LinearRegressor,
+BaselineClassifier, a linear-only DNNLinearCombinedRegressor and a RegressionHead
+model_fn, 10 steps each, on the oracle, on estimator_lite with tf-keras
+(TF_USE_LEGACY_KERAS=1, in a subprocess; the linear model in two train() calls with
+the same optimizer instance) and on estimator_lite with Keras 3 (this process):
+same checkpoints, same metrics.
 """
 
 import functools
@@ -93,6 +94,13 @@ def test_oracle_keeps_the_minimal_optimizer_slots_in_its_checkpoint(workdir):
     variables = _oracle(workdir)["linear_user_momentum"]["variables"]
     assert variables["training/UserMomentum/momentum"] == pytest.approx(0.5)
     assert "training/UserMomentum/linear/linear_model/x/weights/velocity" in variables
+
+
+@requires_oracle
+def test_oracle_clips_through_the_users_get_gradients(workdir):
+    # 10 steps of at most 0.5 * 0.1 each: the clipping is what was applied.
+    variables = _oracle(workdir)["linear_clipped_sgd"]["variables"]
+    assert abs(variables["linear/linear_model/bias_weights"][0]) <= 0.5 + 1e-6
 
 
 @requires_oracle

@@ -20,7 +20,9 @@ The classes:
     by hand, which tf.estimator 2.15 called to train;
   * UserMomentum (legacy Keras only) is a minimal OptimizerV2: ``_create_slots``,
     ``_resource_apply_dense`` and hyperparameters, trained through Keras' own
-    gradient application.
+    gradient application;
+  * ClippedSGD (legacy Keras only) overrides ``get_gradients``, which Keras'
+    ``get_updates`` calls.
 
     python user_optimizer_driver.py <workdir> <flavor>
 
@@ -127,6 +129,16 @@ def user_momentum(learning_rate, momentum):
     return UserMomentum(learning_rate, momentum)
 
 
+def clipped_sgd(learning_rate):
+    """A legacy SGD whose get_gradients (called by Keras' get_updates) clips."""
+
+    class ClippedSGD(tf.keras.optimizers.legacy.SGD):
+        def get_gradients(self, loss, params):
+            return [tf.clip_by_value(g, -0.1, 0.1) for g in tf.gradients(loss, params)]
+
+    return ClippedSGD(learning_rate)
+
+
 def _x():
     return [tf.feature_column.numeric_column("x", shape=(2,))]
 
@@ -153,6 +165,12 @@ def _linear_user_momentum(est, flavor, model_dir):
                                optimizer=user_momentum(0.05, 0.5)), "y"
 
 
+def _linear_clipped_sgd(est, flavor, model_dir):
+    del flavor
+    return est.LinearRegressor(_x(), model_dir=model_dir,
+                               optimizer=clipped_sgd(0.5)), "y"
+
+
 def _head_hand_sgd(est, flavor, model_dir):
     # Made outside the model_fn: a Keras 3 optimizer made in the graph would put
     # its own variables there.
@@ -176,9 +194,10 @@ CASES = {"linear_hand_sgd": _linear_hand_sgd,
          "baseline_hand_sgd": _baseline_hand_sgd,
          "linear_only_combined_hand_sgd": _linear_only_combined_hand_sgd,
          "head_hand_sgd": _head_hand_sgd,
-         "linear_user_momentum": _linear_user_momentum}
-# Keras 3 has no OptimizerV2 to derive a minimal optimizer from.
-LEGACY_ONLY = ("linear_user_momentum",)
+         "linear_user_momentum": _linear_user_momentum,
+         "linear_clipped_sgd": _linear_clipped_sgd}
+# Keras 3 has no OptimizerV2 (nor get_gradients) to derive from.
+LEGACY_ONLY = ("linear_user_momentum", "linear_clipped_sgd")
 
 
 def cases(flavor):
