@@ -17,8 +17,11 @@ import threading
 
 from estimator_lite._tf import VARIABLE_TYPES, tf
 
-__all__ = ["KERAS_PACKAGES", "keras_base", "keras_package", "legacy_optimizer_class",
-           "tensor_learning_rates", "tf1_keras_note"]
+__all__ = ["KERAS_PACKAGES", "forget_stale_counter", "is_keras_optimizer",
+           "is_legacy_keras_optimizer", "keras_base", "keras_package",
+           "legacy_optimizer_class", "optimizer_counter", "tensor_learning_rates",
+           "tf1_keras_note", "tie_optimizer_counter", "trains_through_get_updates",
+           "user_defined_methods"]
 
 KERAS_PACKAGES = ("keras", "tf_keras")
 
@@ -78,6 +81,115 @@ def legacy_optimizer_class(name):
         return None
     optimizers = importlib.import_module("tf_keras.optimizers.legacy")
     return getattr(optimizers, name, None)
+
+
+# Keras optimizers ------------------------------------------------------------------------
+
+# Keras' optimizer base classes: Keras 3 (Optimizer, BaseOptimizer), tf-keras
+# (Optimizer, _BaseOptimizer) and its legacy OptimizerV2.
+_OPTIMIZER_BASES = ("Optimizer", "BaseOptimizer", "_BaseOptimizer", "OptimizerV2")
+# tf.estimator 2.15 trained a Keras optimizer with `get_updates(loss, params)`. Keras'
+# legacy optimizers define it (their gradients come from `get_gradients`); other
+# Keras optimizers do not, so a user's class that defines it says how it trains.
+_GET_UPDATES = "get_updates"
+_LEGACY_GET_UPDATES_PARTS = ("get_updates", "get_gradients")
+
+
+def is_legacy_keras_optimizer(obj):
+    """A Keras 2 legacy OptimizerV2 (tf-keras, or Keras 2.x in TF <= 2.15), or a
+    user's subclass of one (by its Keras bases, wherever the subclass is defined)."""
+    return keras_base(type(obj), ("OptimizerV2",)) is not None
+
+
+def is_keras_optimizer(obj):
+    """A Keras 3 or tf-keras optimizer (legacy or not), or a user's subclass of one."""
+    return keras_base(type(obj), _OPTIMIZER_BASES) is not None
+
+
+def user_defined_methods(cls, names):
+    """The methods among `names` that cls's own classes define (sorted).
+
+    A class's own classes are those of its MRO before the first one Keras defines:
+    the user's subclasses, not Keras' (nor Keras' own derived optimizers).
+    """
+    own = []
+    for base in cls.__mro__:
+        if keras_package(base) is not None:
+            break
+        own.append(base)
+    return sorted({name for base in own for name in names if name in vars(base)})
+
+
+def trains_through_get_updates(optimizer):
+    """True for a user's Keras optimizer class that tf.estimator 2.15 trained
+    through its own code: it defines `get_updates(loss, params)` (any Keras), or,
+    deriving from a legacy OptimizerV2, the `get_gradients` that Keras'
+    `get_updates` calls.
+
+    Keras' own optimizers, and user subclasses that only change hyperparameters
+    or the per-variable update rule (`_resource_apply_dense`...), are not: the
+    estimator applies gradients to them.
+    """
+    if not is_keras_optimizer(optimizer):
+        return False
+    names = _LEGACY_GET_UPDATES_PARTS if is_legacy_keras_optimizer(optimizer) else (
+        _GET_UPDATES,)
+    return bool(user_defined_methods(type(optimizer), names))
+
+
+def optimizer_counter(optimizer):
+    """A Keras optimizer's iteration counter if it has one yet, else None.
+
+    Keras' legacy optimizers create `iterations` when it is first read; reading the
+    private field asks without creating it.
+    """
+    return getattr(optimizer, "_iterations", None)
+
+
+def tie_optimizer_counter(optimizer, counter):
+    """Makes `counter` (the global step) a legacy Keras optimizer's `iterations`.
+
+    Done only when the optimizer has no counter yet, or one of another graph (an
+    instance reused by a later train() or evaluate(): Keras refuses to replace a
+    counter, so the stale one is dropped from its weights first). A counter the
+    user set in this graph stays.
+
+    Returns:
+      True when `counter` is the optimizer's iterations afterwards.
+    """
+    own = optimizer_counter(optimizer)
+    if own is counter:
+        return True
+    if not is_legacy_keras_optimizer(optimizer):
+        return False  # Other Keras optimizers make their counter when built.
+    graph = getattr(counter, "graph", None)
+    if own is not None and getattr(own, "graph", None) is graph:
+        return own.name == counter.name
+    if own is not None:
+        _drop_counter(optimizer, own)
+    optimizer.iterations = counter
+    return True
+
+
+def forget_stale_counter(optimizer):
+    """Drops a legacy Keras optimizer's counter made in another graph than this one.
+
+    A legacy optimizer creates its counter when `iterations` is first read, in the
+    graph of that moment; the instance reused by a later graph makes a new one.
+    """
+    own = optimizer_counter(optimizer)
+    if own is not None and is_legacy_keras_optimizer(optimizer) and (
+            getattr(own, "graph", None) is not tf.get_default_graph()):
+        _drop_counter(optimizer, own)
+
+
+def _drop_counter(optimizer, own):
+    """Forgets a legacy optimizer's counter `own` (Keras' private counter field and
+    weights list: Keras refuses to replace a counter it has)."""
+    weights = getattr(optimizer, "_weights", None)
+    if isinstance(weights, list):
+        weights[:] = [w for w in weights if w is not own]
+    optimizer._iterations = None
 
 
 # Keras 3 optimizers and a graph tensor as learning rate ---------------------------------

@@ -114,15 +114,21 @@ def train_op_fn(parts, update_ops=(), loss_reduction=None):
         loss = base_head.loss_for_gradients(loss, loss_reduction)
         global_step = tf.train.get_or_create_global_step()
         var_lists = [part.trainable_variables() for part in parts]
-        flat = [v for variables in var_lists for v in variables]
+        # A user's optimizer with its own get_updates trains from the loss itself.
+        from_loss = [getattr(part.optimizer, "trains_from_loss", False) for part in parts]
+        flat = [v for variables, own in zip_strict(var_lists, from_loss) if not own
+                for v in variables]
 
         def apply(grads):
-            ops, start = [], 0
+            grads, ops = iter(grads), []
             for index, (part, variables) in enumerate(zip_strict(parts, var_lists)):
-                pairs = list(zip_strict(grads[start:start + len(variables)], variables))
-                start += len(variables)
-                ops.append(part.optimizer.apply_gradients(
-                    pairs, iterations=global_step if index == 0 else None))
+                iterations = global_step if index == 0 else None
+                if from_loss[index]:
+                    ops.append(part.optimizer.updates_from_loss(loss, variables,
+                                                                iterations))
+                    continue
+                pairs = [(next(grads), variable) for variable in variables]
+                ops.append(part.optimizer.apply_gradients(pairs, iterations=iterations))
             return ops
 
         # Loss-scaled under RunConfig(experimental_mixed_precision="mixed_float16").

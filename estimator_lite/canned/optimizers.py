@@ -21,7 +21,11 @@ trains in a tf.compat.v1 graph; the canned estimators (through
   * a tf.compat.v1.train.Optimizer or a GraphOptimizer is used as it is;
   * a user's subclass of a Keras optimizer is what its Keras base class is
     (decided from its bases, wherever it is defined), as tf.estimator's
-    ``isinstance`` checks took it; one overriding the update rule is refused.
+    ``isinstance`` checks took it; one overriding the update rule is refused;
+  * but a user's Keras optimizer class that defines ``get_updates(loss, params)``
+    (or, on a legacy OptimizerV2, ``get_gradients``) trains through it, as
+    tf.estimator 2.15 trained every Keras optimizer: the built object says
+    ``trains_from_loss`` and takes the loss (`_UserUpdatesOptimizer`).
 Learning rates may be numbers, tensors (e.g. ``tf.compat.v1.train.exponential_decay``
 on the global step), zero-argument callables, or Keras ``LearningRateSchedule``
 objects, which are evaluated in the graph on the optimizer's iteration count
@@ -548,8 +552,8 @@ class _LegacyKerasOptimizer:
 
     def _tie_iterations(self, iterations):
         """Makes `iterations` the optimizer's counter; returns extra ops to run."""
-        # Keras' private field: None until the optimizer made or was given a counter.
-        own = getattr(self.optimizer, "_iterations", None)
+        # None until the optimizer made or was given a counter.
+        own = _keras.optimizer_counter(self.optimizer)
         if own is None:
             self.optimizer.iterations = iterations
             return []
@@ -589,25 +593,78 @@ class _LegacyKerasOptimizer:
         return self  # A tensor or callable rate belongs to the graph it was built in.
 
 
-# Keras' optimizer base classes: Keras 3 (Optimizer, BaseOptimizer), tf-keras
-# (Optimizer, _BaseOptimizer) and its legacy OptimizerV2.
-_KERAS_OPTIMIZER_BASES = ("Optimizer", "BaseOptimizer", "_BaseOptimizer", "OptimizerV2")
+class _UserUpdatesOptimizer:
+    """A user's Keras optimizer that makes its own updates from the loss.
+
+    Its class defines ``get_updates(loss, params)`` (see
+    `_keras.trains_through_get_updates`), which tf.estimator 2.15 called to train:
+    it is called here too, with the (replica-scaled) loss and the part's
+    variables, under the ``training/`` name scope. The user's instance itself
+    is used in every graph (tests and hooks read ``optimizer.iterations``), its
+    ``iterations`` tied to the global step as tf.estimator's canned estimators
+    tied it.
+    """
+
+    trains_from_loss = True  # canned.core hands it the loss, not gradients.
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+
+    def __repr__(self):
+        return f"{type(self.optimizer).__name__}(its own get_updates)"
+
+    def get_updates(self, loss, variables, iterations=None):
+        """The update ops of the user's get_updates for `loss` over `variables`.
+
+        Args:
+          loss: the scalar training loss.
+          variables: the variables to train (the `params` of get_updates).
+          iterations: the global step, made the optimizer's ``iterations`` when
+            it is a legacy Keras optimizer without a counter of this graph (as
+            tf.estimator's canned estimators set it). None: the optimizer keeps
+            its own counter (one of an earlier graph is dropped).
+
+        Returns:
+          The list get_updates returned.
+        """
+        if iterations is None:
+            _keras.forget_stale_counter(self.optimizer)
+        else:
+            _keras.tie_optimizer_counter(self.optimizer, iterations)
+        with tf.name_scope(_SCOPE + "/"):  # As tf.estimator 2.15's heads.
+            return list(self.optimizer.get_updates(loss, list(variables)))
+
+    def updates_from_loss(self, loss, variables, iterations=None, name=None):
+        """One op running every update of `get_updates` (see there).
+
+        When `iterations` (the global step) could not become the optimizer's
+        counter (not a legacy Keras optimizer, or one the user gave another
+        counter), it is incremented after the updates, so training advances.
+        """
+        updates = self.get_updates(loss, variables, iterations)
+        if iterations is None or _keras.optimizer_counter(self.optimizer) is iterations:
+            return tf.group(*updates, name=name)
+        with tf.control_dependencies(updates):
+            return tf.group(iterations.assign_add(1, read_value=False), name=name)
+
+    def apply_gradients(self, grads_and_vars, iterations=None, name=None):
+        """Refused: this optimizer trains from the loss (its get_updates).
+
+        Raises:
+          TypeError: always; the message says what to do.
+        """
+        del grads_and_vars, iterations, name
+        raise TypeError(f"optimizer {type(self.optimizer).__name__} defines its own "
+                        "get_updates(loss, params), which needs the loss; it cannot be "
+                        "given gradients here. Pass it to a head's create_estimator_spec "
+                        "or a canned estimator, or call its get_updates yourself")
+
+
 # Methods that make an optimizer's update rule: a user's subclass overriding one
 # cannot be replaced by the graph optimizer of its base class.
 _UPDATE_RULE_METHODS = ("update_step", "apply", "apply_gradients", "build",
                         "stateless_apply", "minimize", "_update_step",
                         "_backend_update_step", "_apply_weight_decay")
-
-
-def _is_legacy_keras_optimizer(obj):
-    """A Keras 2 (tf-keras, or Keras 2.x in TF <= 2.15) legacy OptimizerV2, or a
-    subclass of one (by its Keras bases, wherever the subclass is defined)."""
-    return _keras.keras_base(type(obj), ("OptimizerV2",)) is not None
-
-
-def _is_keras_optimizer(obj):
-    """A Keras 3 or tf-keras optimizer, or a user's subclass of one."""
-    return _keras.keras_base(type(obj), _KERAS_OPTIMIZER_BASES) is not None
 
 
 def _as_tf_variable(value):
@@ -697,15 +754,13 @@ def _graph_class(optimizer, argument):
       ValueError: that Keras class has no graph equivalent, or the subclass
         overrides the update rule.
     """
-    mro = type(optimizer).__mro__
-    index, base = next((i, cls) for i, cls in enumerate(mro)
-                       if _keras.keras_package(cls) is not None)
+    base = next(cls for cls in type(optimizer).__mro__
+                if _keras.keras_package(cls) is not None)
     if base.__name__ not in _KERAS_CLASSES:
         raise ValueError(f"{argument}: Keras optimizer {base.__name__} has no graph-mode "
                          f"equivalent; use one of {sorted(_KERAS_CLASSES)} (or a "
                          "subclass of one)")
-    overridden = sorted({m for cls in mro[:index] for m in _UPDATE_RULE_METHODS
-                         if m in vars(cls)})
+    overridden = _keras.user_defined_methods(type(optimizer), _UPDATE_RULE_METHODS)
     if overridden:
         raise ValueError(f"{argument}: {type(optimizer).__name__} overrides {overridden} "
                          f"of Keras' {base.__name__}; a custom update rule cannot run "
@@ -735,13 +790,16 @@ def _from_keras(optimizer, argument):
 
 def _resolve_instance(value, argument):
     """An object with apply_gradients(grads_and_vars, iterations), or None."""
-    if isinstance(value, (GraphOptimizer, _LegacyKerasOptimizer, _V1Optimizer)):
+    if isinstance(value, (GraphOptimizer, _LegacyKerasOptimizer, _V1Optimizer,
+                          _UserUpdatesOptimizer)):
         return value
     if isinstance(value, tf.train.Optimizer):
         return _V1Optimizer(value)
-    if _is_legacy_keras_optimizer(value):
+    if _keras.trains_through_get_updates(value):
+        return _UserUpdatesOptimizer(value)
+    if _keras.is_legacy_keras_optimizer(value):
         return _LegacyKerasOptimizer(value)
-    if _is_keras_optimizer(value):
+    if _keras.is_keras_optimizer(value):
         return _from_keras(value, argument)
     return None
 
@@ -876,9 +934,10 @@ def get_optimizer_instance_v2(opt, learning_rate=None):
     if callable(opt):
         with _keras.tensor_learning_rates():  # As optimizer_factory's callables.
             opt = opt()
-    if isinstance(opt, GraphOptimizer) or _is_legacy_keras_optimizer(opt):
+    if isinstance(opt, GraphOptimizer) or _keras.is_legacy_keras_optimizer(opt) or (
+            _keras.trains_through_get_updates(opt)):
         return opt
-    if _is_keras_optimizer(opt):
+    if _keras.is_keras_optimizer(opt):
         return _from_keras(opt, "opt")
     raise validation.WrongTypeError(
         f"opt must be a Keras optimizer (or an optimizer name, or a callable returning "

@@ -81,7 +81,13 @@ def _keras_train_op(loss, optimizer, trainable_variables):
 
     The optimizer goes through the canned estimators' mapping: a tf-keras legacy
     optimizer runs as it is, a Keras 3 / tf-keras one becomes its graph
-    equivalent. Either way the global step is its iteration count.
+    equivalent. Either way the global step is its iteration count. A user's
+    optimizer that defines its own ``get_updates(loss, params)`` makes the train
+    op itself, as tf.estimator 2.15's heads had it: the first op it returns (the
+    global step is its ``iterations`` when it is a legacy one without a counter).
+
+    Raises:
+      ValueError: such a get_updates returned no op.
     """
     # Imported here: canned builds on the heads, so it cannot be imported at the top.
     from estimator_lite.canned import optimizers  # noqa: PLC0415
@@ -89,6 +95,12 @@ def _keras_train_op(loss, optimizer, trainable_variables):
     built = optimizers.graph_optimizer(optimizer, argument="optimizer")
     variables = _train_variables(trainable_variables)
     global_step = tf.train.get_or_create_global_step()
+    if getattr(built, "trains_from_loss", False):
+        updates = built.get_updates(loss, variables, iterations=global_step)
+        if not updates:
+            raise ValueError(f"optimizer {type(optimizer).__name__}.get_updates(loss, "
+                             "params) must return a list holding the train op, got []")
+        return updates[0]
     # Loss-scaled under RunConfig(experimental_mixed_precision="mixed_float16").
     return mixed_precision.apply_gradients(
         loss, variables, lambda grads: built.apply_gradients(
