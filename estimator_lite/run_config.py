@@ -438,6 +438,19 @@ _TF_ESTIMATOR_WORDING = {
 }
 
 
+def _check_strategy(name, strategy):
+    """distribute.check_strategy; for TF2's ParameterServerStrategy the error also
+    names the one to use, as tf.estimator's does."""
+    try:
+        distribute.check_strategy(name, strategy)
+    except ValueError as e:
+        if type(strategy).__name__ != "ParameterServerStrategyV2":
+            raise
+        raise type(e)(f"{e}. Please use "
+                      "`tf.compat.v1.distribute.experimental.ParameterServerStrategy` "
+                      "for parameter server training.") from None
+
+
 class RunConfig:
     """How an Estimator runs: checkpointing, summaries, session and cluster.
 
@@ -535,7 +548,7 @@ class RunConfig:
         self._train_distribute = args["train_distribute"]
         self._eval_distribute = args["eval_distribute"]
         for name in ("train_distribute", "eval_distribute"):
-            distribute.check_strategy(name, args[name])
+            _check_strategy(name, args[name])
         if args["experimental_distribute"] is not None:
             raise ValueError("experimental_distribute (a multi-worker DistributeConfig) is "
                              "not supported: use TF_CONFIG roles; got "
