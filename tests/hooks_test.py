@@ -195,3 +195,21 @@ def test_call_logit_fn_passes_declared_arguments():
         assert isinstance(logits, tf.Tensor)
         with pytest.raises(ValueError, match="logit_fn must return a Tensor"):
             el.experimental.call_logit_fn(lambda features: 3, {}, "train", {}, None)
+
+
+def test_in_memory_evaluator_rejects_a_custom_eval_scaffold_at_begin(tmp_path):
+    # As tf.estimator's hook, which builds its evaluation graph in begin(): the
+    # error comes before any training step.
+    def model_fn_with_saver(features, labels, mode, params):
+        spec = models.linear_model_fn(features, labels, mode, params)
+        if mode != "eval":
+            return spec
+        saver = tf.compat.v1.train.Saver(sharded=True)
+        return spec._replace(scaffold=tf.compat.v1.train.Scaffold(saver=saver))
+
+    est = el.Estimator(model_fn_with_saver, model_dir=str(tmp_path))
+    hook = el.experimental.InMemoryEvaluatorHook(est, models.input_fn(epochs=1))
+    with tf.Graph().as_default(), pytest.raises(
+            ValueError, match="InMemoryEvaluator does not support custom saver"):
+        hook.begin()
+    assert not os.path.exists(tmp_path / "checkpoint")

@@ -882,3 +882,33 @@ def test_straggler_grace_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv(training.GRACE_ENV, "-1")
     with pytest.raises(ValueError, match="must be a number of seconds >= 0, got '-1'"):
         training._grace_secs()
+
+
+@pytest.mark.parametrize("make, error, phrase", [
+    (lambda: el.TrainSpec("x"), TypeError, "`input_fn` must be callable"),
+    (lambda: el.TrainSpec(_input_fn, max_steps=0), ValueError,
+     "Must specify max_steps > 0"),
+    (lambda: el.TrainSpec(_input_fn, hooks=[object()]), TypeError,
+     "All hooks must be `SessionRunHook` instances"),
+    (lambda: el.EvalSpec(_input_fn, steps=0), ValueError, "Must specify steps > 0"),
+    (lambda: el.EvalSpec(_input_fn, throttle_secs=-1), ValueError,
+     "Must specify throttle_secs >= 0"),
+    (lambda: el.EvalSpec(_input_fn, exporters=[RecordingExporter("a")] * 2), ValueError,
+     "`exporters` must have unique names."),
+    (lambda: el.train_and_evaluate(FakeEstimator("/tmp/x"), el.TrainSpec(_input_fn),
+                                   object()),
+     TypeError, "`eval_spec` must have type `tf.estimator.EvalSpec`"),
+    (lambda: training._TrainingExecutor(object(), el.TrainSpec(_input_fn), None),
+     TypeError, "`estimator` must have type `tf.estimator.Estimator`"),
+])
+def test_errors_carry_tf_estimators_wording(make, error, phrase):
+    # tf.estimator 2.15's phrases still match; ours still names argument and value.
+    with pytest.raises(error, match=phrase):
+        make()
+
+
+def test_server_errors_carry_tf_estimators_wording(tmp_path, clock, servers):
+    no_task = FakeEstimator(tmp_path, FakeConfig("chief", None, CLUSTER))
+    with pytest.raises(RuntimeError, match="Could not start server; .*TF_CONFIG"):
+        _executor(no_task).run_chief()
+    assert no_task.train_calls == []  # checked before training, as tf.estimator
