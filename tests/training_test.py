@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf2
 
 import estimator_lite as el
+from estimator_lite import _evaluation as evaluation
 from estimator_lite import training
 from estimator_lite._engine import completion
 from estimator_lite._engine import local_cluster as cluster_lib
@@ -187,6 +188,7 @@ def _one_per_sleep(*actions):
 def clock(monkeypatch):
     fake = FakeTime()
     monkeypatch.setattr(training, "time", fake)
+    monkeypatch.setattr(evaluation, "time", fake)  # the evaluator's clock
     return fake
 
 
