@@ -16,7 +16,7 @@ import time
 
 from estimator_lite._engine import validation
 from estimator_lite._engine.event_files import read_eval_metrics
-from estimator_lite._engine.timer import schedule_timer
+from estimator_lite._engine.timer import check_schedule, schedule_timer
 from estimator_lite._engine.train_session import NOT_CHECKPOINTED
 from estimator_lite._tf import logging, tf
 
@@ -40,6 +40,22 @@ def _stop_variable():
     return variable
 
 
+def _schedule(run_every_secs, run_every_steps, clock):
+    """The check's timer; run_every_secs=0 checks after every step, as tf.estimator.
+
+    Raises:
+      ValueError / TypeError: both or neither period given, or a bad value.
+    """
+    check_schedule(run_every_secs, run_every_steps)
+    if run_every_secs == 0:
+        return schedule_timer(None, 1, clock)
+    return schedule_timer(run_every_secs, run_every_steps, clock)
+
+
+# tf.estimator's private name for it (its tests and some libraries use it).
+_get_or_create_stop_var = _stop_variable
+
+
 class _StopOnPredicateHook(tf.train.SessionRunHook):
     """Chief: checks `should_stop_fn` on a schedule; sets the flag and stops."""
 
@@ -47,11 +63,13 @@ class _StopOnPredicateHook(tf.train.SessionRunHook):
     def __init__(self, should_stop_fn, run_every_secs=60, run_every_steps=None,
                  clock=time.time):
         self._should_stop_fn = should_stop_fn
-        self._timer = schedule_timer(run_every_secs, run_every_steps, clock)
+        self._timer = _schedule(run_every_secs, run_every_steps, clock)
+        self._stop_var = None
         self._set_stop = None
 
     def begin(self):
-        self._set_stop = tf.assign(_stop_variable(), True)
+        self._stop_var = _stop_variable()
+        self._set_stop = tf.assign(self._stop_var, True)
 
     def after_create_session(self, session, coord):
         self._timer.start(due_at_first_step=True)
@@ -68,7 +86,7 @@ class _CheckForStoppingHook(tf.train.SessionRunHook):
 
     # tf.estimator's takes no arguments and reads the flag after every step.
     def __init__(self, run_every_secs=None, run_every_steps=1, clock=time.time):
-        self._timer = schedule_timer(run_every_secs, run_every_steps, clock)
+        self._timer = _schedule(run_every_secs, run_every_steps, clock)
         self._stop = None
         self._due = False
 

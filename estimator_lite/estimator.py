@@ -69,7 +69,9 @@ def _check_members_not_overridden(estimator):
                         if getattr(Estimator, m) != getattr(cls, m))
     if overridden:
         raise ValueError(f"subclasses of Estimator cannot override its members: "
-                         f"{cls.__name__} overrides {overridden}")
+                         f"{cls.__name__} overrides {overridden} ({cls.__name__} "
+                         f"cannot override members of Estimator: "
+                         f"{', '.join(overridden)})")
 
 
 def maybe_overwrite_model_dir_and_session_config(config, model_dir):
@@ -99,8 +101,8 @@ def maybe_overwrite_model_dir_and_session_config(config, model_dir):
         config = RunConfig()
     if not isinstance(config, RunConfig):
         raise validation.WrongTypeError(
-            f"config must be an estimator_lite.RunConfig, got {config!r} of type "
-            f"{type(config).__name__}")
+            f"config must be an estimator_lite.RunConfig (an instance of `RunConfig`), "
+            f"got {config!r} of type {type(config).__name__}")
     # replace() copies the config (its class and attributes kept), as tf.estimator.
     if config.session_config is None:
         config = config.replace(session_config=default_session_config())
@@ -184,12 +186,13 @@ class Estimator:
         available = {"features": features, "labels": labels, "mode": mode,
                      "params": self.params, "config": config or self._config}
         if declared is not None and "labels" not in declared and labels is not None:
-            raise ValueError("model_fn does not take 'labels' but input_fn returned "
+            raise ValueError("model_fn does not take labels, but input_fn returned "
                              "labels")
         spec = model_fn_lib.invoke_model_fn(self._model_fn, available)
         if not isinstance(spec, EstimatorSpec):
             raise validation.WrongTypeError(
-                f"model_fn must return an EstimatorSpec, got {spec!r}")
+                f"model_fn must return an EstimatorSpec, got {spec!r} (model_fn "
+                "should return an EstimatorSpec)")
         return spec
 
     def _device_fn(self):
@@ -245,8 +248,9 @@ class Estimator:
     def _require_checkpoint(self, checkpoint_path=None):
         path = checkpoint_path or self.latest_checkpoint()
         if path is None:
-            raise ValueError(f"no checkpoint found in model_dir {self._model_dir!r}; "
-                             "train first or pass checkpoint_path")
+            raise ValueError(f"Could not find trained model: no checkpoint found in "
+                             f"model_dir {self._model_dir!r}; train first or pass "
+                             "checkpoint_path")
         return path
 
     def eval_dir(self, name=None):
@@ -279,7 +283,7 @@ class Estimator:
             raise ValueError(f"train() cannot run as task type {config.task_type!r} (an "
                              "evaluator or ps does not train); use "
                              "train_and_evaluate, which runs each role's job")
-        hooks, listeners = check_train_args(
+        hooks, listeners = _check_train_args(
             steps, max_steps, hooks, saving_listeners, checkpoints_off=config.is_chief
             and not (config.save_checkpoints_steps or config.save_checkpoints_secs))
         if max_steps is not None and self._current_step() >= max_steps:
@@ -374,12 +378,13 @@ class Estimator:
           ValueError: steps <= 0.
           TypeError: name is not a str.
         """
+        if isinstance(steps, int) and not isinstance(steps, bool) and steps <= 0:
+            raise ValueError(f"Must specify steps > 0: steps must be >= 1, got {steps!r}")
         validation.check_int("steps", steps, 1, allow_none=True)
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str or None, got {name!r} of type "
                             f"{type(name).__name__}")
-        hooks = validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
-                                            "SessionRunHook")
+        hooks = _check_hooks(hooks)
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
         if checkpoint_path is None:
             logging.warning("No checkpoint in %s; evaluating freshly initialised "
@@ -450,8 +455,7 @@ class Estimator:
         Raises:
           ValueError: unknown predict_keys, or batch sizes differ.
         """
-        hooks = validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
-                                            "SessionRunHook")
+        hooks = _check_hooks(hooks)
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
         if checkpoint_path is None:
             logging.warning("No checkpoint in %s; predicting with freshly initialised "
@@ -558,6 +562,39 @@ def warm_start_settings(estimator):
     return estimator._warm_start
 
 
+# tf.estimator's wording of train()'s argument rules, added to ours (code that
+# matches those messages keeps working).
+_TRAIN_ARGS_WORDING = (
+    ("steps must be", "Must specify steps > 0"),
+    ("max_steps must be", "Must specify max_steps > 0"),
+    ("hooks must", "each hook must be a SessionRunHook"),
+    ("saving_listeners must", "saving_listeners must be a list of "
+                              "CheckpointSaverListener"),
+    ("saving_listeners need checkpoints", "There should be a CheckpointSaverHook to "
+                                          "use saving_listeners"),
+)
+
+
+def _check_train_args(*args, **kwargs):
+    """train_session.check_train_args, its errors also worded as tf.estimator's."""
+    try:
+        return check_train_args(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        for start, wording in _TRAIN_ARGS_WORDING:
+            if str(e).startswith(start):
+                raise type(e)(f"{e} ({wording})") from None
+        raise
+
+
+def _check_hooks(hooks):
+    """The hooks as a tuple; TypeError (worded as tf.estimator's too) otherwise."""
+    try:
+        return validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
+                                          "SessionRunHook")
+    except TypeError as e:
+        raise TypeError(f"{e}; each hook must be a SessionRunHook") from None
+
+
 def evaluate_values(estimator, input_fn, steps, hooks, name, variable_values):
     """Evaluates variable values ({variable name: value}) instead of a checkpoint.
 
@@ -569,6 +606,20 @@ def evaluate_values(estimator, input_fn, steps, hooks, name, variable_values):
     """
     return estimator._evaluate(input_fn, steps, hooks, None, name, variable_values,
                                "In-memory evaluation")
+
+
+def eval_scaffold(estimator, input_fn):
+    """The Scaffold the estimator's model_fn returns in EVAL mode.
+
+    Built in a throw-away graph; hooks.InMemoryEvaluatorHook checks it when training
+    begins, so what it cannot copy fails early (as tf.estimator's hook, which builds
+    its evaluation graph in `begin`).
+    """
+    with estimator._new_graph().as_default():
+        tf.train.get_or_create_global_step()
+        inputs = estimator._call_input_fn(input_fn, ModeKeys.EVAL)
+        return estimator._call_model_fn(inputs.features, inputs.labels,
+                                        ModeKeys.EVAL).scaffold
 
 
 def _creation_timeout(config):

@@ -7,6 +7,8 @@ swap. `InMemoryEvaluatorHook` and `make_stop_at_checkpoint_step_hook` (tf.estima
 `experimental` names) are implemented here.
 """
 
+import time
+
 from estimator_lite import estimator as estimator_lib
 from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine import validation
@@ -73,6 +75,7 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
         config = estimator.config
         if config.num_ps_replicas > 0 or config.num_worker_replicas > 1:
             raise ValueError(
+                "InMemoryEvaluator supports only single machine (aka Local) setting: "
                 "InMemoryEvaluatorHook needs the variables in this process (single "
                 f"machine training); got a config with {config.num_ps_replicas} ps "
                 f"tasks and {config.num_worker_replicas} workers")
@@ -80,6 +83,20 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
         self.last_metrics = None
 
     def begin(self):
+        """Checks the model's evaluation scaffold, then notes the variables to copy.
+
+        Raises:
+          ValueError: the model_fn's EVAL scaffold has a custom saver or init_fn
+            (they would decide the variables' values instead of the copy).
+        """
+        if getattr(self._estimator.config, "eval_distribute", None) is None:
+            scaffold = estimator_lib.eval_scaffold(self._estimator, self._input_fn)
+            for field in ("saver", "init_fn"):
+                if getattr(scaffold, field) is not None:
+                    raise ValueError(
+                        f"InMemoryEvaluator does not support custom {field}: it loads "
+                        f"the training variables itself; the model_fn's scaffold has "
+                        f"{field}={getattr(scaffold, field)!r}")
         self._variables = {v.op.name: v for v in tf.global_variables()}
 
     def after_create_session(self, session, coord):
@@ -90,7 +107,8 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
             (their state cannot be copied into the evaluation graph).
         """
         if tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS):
-            raise ValueError("InMemoryEvaluatorHook copies variables only; the "
+            raise ValueError("InMemoryEvaluator does not support saveables other than "
+                             "global variables: it copies variables only; the "
                              "training graph has other saveable objects: "
                              f"{tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS)}")
         self._timer.start()
@@ -112,23 +130,48 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
 
 
 class _StopAtCheckpointStepHook(tf.train.SessionRunHook):
-    """Non-chief: stops once model_dir's newest checkpoint reaches `last_step`."""
+    """Non-chief: stops once model_dir's newest checkpoint reaches `last_step`.
+
+    As tf.estimator's: the checkpoint is read only once this worker's global step
+    has reached `last_step`; while the chief's checkpoint is behind, each step
+    waits `wait_after_file_check_secs` after the read (many workers reading the
+    same file at once can overload the file system).
+    """
 
     def __init__(self, model_dir, last_step, wait_after_file_check_secs=30):
+        """Raises ValueError when `last_step` or `model_dir` is None."""
+        if last_step is None:
+            raise ValueError("last_step must be specified (the step to stop at), got "
+                             "None")
+        if model_dir is None:
+            raise ValueError("model_dir must be specified (where the chief writes "
+                             "checkpoints), got None")
         self._model_dir = model_dir
         self._last_step = last_step
-        self._timer = Timer(every_secs=wait_after_file_check_secs)
+        self._wait_after_file_check_secs = wait_after_file_check_secs
+        self._global_step = None
+
+    def begin(self):
+        """Raises RuntimeError when the graph has no global step."""
+        self._global_step = tf.train.get_global_step()
+        if self._global_step is None:
+            raise RuntimeError("Global step should be created to use "
+                               "StopAtCheckpointStepHook: the graph has no global step")
+
+    def before_run(self, run_context):
+        return tf.train.SessionRunArgs(self._global_step)
 
     def after_run(self, run_context, run_values):
-        # A zero wait checks after every step.
-        if self._timer.enabled and not self._timer.due():
+        if run_values.results + 1 < self._last_step:
             return
-        self._timer.mark()
         latest = model_dir_lib.latest_checkpoint(self._model_dir)
-        if latest and model_dir_lib.checkpoint_step(latest) >= self._last_step:
+        step = model_dir_lib.checkpoint_step(latest) if latest else 0
+        if step >= self._last_step:
             logging.info("Checkpoint %s reached step %d; stopping.", latest,
                          self._last_step)
             run_context.request_stop()
+        else:
+            time.sleep(self._wait_after_file_check_secs)
 
 
 def make_stop_at_checkpoint_step_hook(estimator, last_step,

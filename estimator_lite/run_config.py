@@ -73,8 +73,11 @@ class ClusterInfo:
 _VALID_PROTOCOLS = ("grpc", "grpc+verbs")
 
 
-def _tf_config_error(rule, value, error=ValueError):
-    return error(f"TF_CONFIG: {rule}; got {value!r}")
+def _tf_config_error(rule, value, error=ValueError, as_tf_estimator=None):
+    """The error for a bad TF_CONFIG; `as_tf_estimator` adds tf.estimator's wording
+    of the same rule (code that matches those messages keeps working)."""
+    tail = f" {as_tf_estimator}" if as_tf_estimator else ""
+    return error(f"TF_CONFIG: {rule}; got {value!r}.{tail}")
 
 
 def _load_tf_config(raw):
@@ -109,18 +112,22 @@ def _check_cluster(cluster, workers_only_ok=False):
         if isinstance(addresses, str) or not isinstance(addresses, (list, tuple)):
             raise _tf_config_error(f"cluster[{job!r}] must be a list of 'host:port' "
                                    "strings", addresses, TypeError)
+    if TaskType.CHIEF in cluster and TaskType.MASTER in cluster:
+        raise _tf_config_error("'chief' and 'master' cannot both be in the cluster",
+                               cluster, as_tf_estimator="If `master` node exists in "
+                               "`cluster`, job `chief` is not supported.")
     for single in roles.CHIEFS:
         if len(cluster.get(single, ())) > 1:
             raise _tf_config_error(f"at most one {single!r} task is allowed",
-                                   cluster[single])
-    if TaskType.CHIEF in cluster and TaskType.MASTER in cluster:
-        raise _tf_config_error("'chief' and 'master' cannot both be in the cluster",
-                               cluster)
+                                   cluster[single], as_tf_estimator=(
+                                       f'The "cluster" in TF_CONFIG must have only '
+                                       f'one "{single}" node.'))
     training_jobs = set(cluster) - {TaskType.EVALUATOR}
     if (training_jobs and not training_jobs & {TaskType.CHIEF, TaskType.MASTER}
             and not (workers_only_ok and training_jobs == {TaskType.WORKER})):
         raise _tf_config_error("a cluster needs one 'chief' (or legacy 'master') task",
-                               cluster)
+                               cluster, as_tf_estimator='If "cluster" is set in '
+                               'TF_CONFIG, it must have one "chief" node.')
     return {job: list(addresses) for job, addresses in cluster.items()}
 
 
@@ -140,7 +147,8 @@ def _task_index(index):
     except TypeError:
         raise _tf_config_error("task 'index' must be an int", index, TypeError) from None
     if value < 0:
-        raise _tf_config_error("task 'index' must be >= 0", index)
+        raise _tf_config_error("task 'index' must be >= 0", index,
+                               as_tf_estimator="Task index must be non-negative number.")
     return value
 
 
@@ -151,14 +159,19 @@ def _check_task(task, cluster):
     task_type = task.get("type")
     if not task_type:
         raise _tf_config_error("'task' has no 'type' (valid types: "
-                               f"{', '.join(_VALID_TASK_TYPES)})", task)
+                               f"{', '.join(_VALID_TASK_TYPES)})", task,
+                               as_tf_estimator='If "cluster" is set in TF_CONFIG, '
+                               'task type must be set.')
     if task.get("index") is None:
-        raise _tf_config_error("'task' has no 'index'", task)
+        raise _tf_config_error("'task' has no 'index'", task, as_tf_estimator=(
+            'If "cluster" is set in TF_CONFIG, task index must be set.'))
     index = _task_index(task["index"])
     if task_type == TaskType.EVALUATOR:
         if TaskType.MASTER in cluster:
             raise _tf_config_error("an evaluator is not supported with a legacy "
-                                   "'master' cluster; use 'chief'", cluster)
+                                   "'master' cluster; use 'chief'", cluster,
+                                   as_tf_estimator="If `master` node exists in "
+                                   "`cluster`, task_type `evaluator` is not supported.")
         # Outside the training cluster: any index (train_and_evaluate wants 0).
         return task_type, index
     if task_type not in cluster:
@@ -166,10 +179,14 @@ def _check_task(task, cluster):
             raise _tf_config_error(f"unknown task type {task_type!r}: not a job of "
                                    f"'cluster' (jobs: {sorted(cluster)})", task)
         raise _tf_config_error(f"task type {task_type!r} is not a job of 'cluster' "
-                               f"(jobs: {sorted(cluster)})", task)
+                               f"(jobs: {sorted(cluster)})", task, as_tf_estimator=(
+                                   f"{task_type} is not a valid task_type in the "
+                                   "cluster_spec."))
     if index >= len(cluster[task_type]):
         raise _tf_config_error(f"task 'index' must be < {len(cluster[task_type])}, the "
-                               f"number of {task_type!r} tasks", index)
+                               f"number of {task_type!r} tasks", index,
+                               as_tf_estimator=f"{index} is not a valid task_id for "
+                               f"task_type {task_type}.")
     return task_type, index
 
 
@@ -188,10 +205,13 @@ def _check_task_without_cluster(task):
     if task_type != TaskType.WORKER:
         raise _tf_config_error("without a 'cluster', the task type must be 'worker' "
                                "(local training); add a 'cluster' for other roles",
-                               task)
+                               task, as_tf_estimator='If "cluster" is not set in '
+                               'TF_CONFIG, task type must be WORKER.')
     if _task_index(task.get("index", 0)) != 0:
         raise _tf_config_error("without a 'cluster', the task index must be 0 (local "
-                               "training); add a 'cluster' for other workers", task)
+                               "training); add a 'cluster' for other workers", task,
+                               as_tf_estimator='If "cluster" is not set in TF_CONFIG, '
+                               'task index must be 0.')
 
 
 def _global_id(cluster, task_type, task_id):
@@ -218,7 +238,9 @@ def _tf_config_model_dir(config):
     """TF_CONFIG's 'model_dir': None or a non-empty string."""
     model_dir = _optional_str(config, "model_dir")
     if model_dir == "":
-        raise _tf_config_error("'model_dir' must be a non-empty path", model_dir)
+        raise _tf_config_error("'model_dir' must be a non-empty path", model_dir,
+                               as_tf_estimator="model_dir in TF_CONFIG should be "
+                               "non-empty.")
     return model_dir
 
 
@@ -230,7 +252,9 @@ def _service(config):
     """
     service = config.get("service")
     if service is not None and not isinstance(service, dict):
-        raise _tf_config_error("'service' must be a dict", service, TypeError)
+        raise _tf_config_error("'service' must be a dict", service, TypeError,
+                               as_tf_estimator='If "service" is set in TF_CONFIG, it '
+                               f'must be a dict. Given {service!r}')
     return service
 
 
@@ -361,7 +385,8 @@ def _resolve_checkpoint_args(steps, secs):
     if steps is not None and secs is not None:
         raise ValueError("save_checkpoints_steps and save_checkpoints_secs cannot both "
                          f"be set; got save_checkpoints_steps={steps!r}, "
-                         f"save_checkpoints_secs={secs!r}")
+                         f"save_checkpoints_secs={secs!r}. `save_checkpoints_steps` and "
+                         "`save_checkpoints_secs` cannot be both set.")
     # 0 is accepted (no step-based saving), as in tf.estimator.
     return (validation.check_int("save_checkpoints_steps", steps, 0, allow_none=True),
             validation.check_number("save_checkpoints_secs", secs, 0, allow_none=True))
@@ -376,12 +401,15 @@ def _check_model_dir(model_dir, tf_config_model_dir):
         raise TypeError(f"model_dir must be a str or os.PathLike, got {model_dir!r}")
     model_dir = os.fsdecode(model_dir) if model_dir is not None else None
     if model_dir == "":
-        raise ValueError("model_dir must be a non-empty path or None, got ''")
+        raise ValueError("model_dir must be a non-empty path or None, got ''. "
+                         "model_dir should be non-empty.")
     if tf_config_model_dir is not None:
         if model_dir is not None and (os.path.abspath(model_dir) !=
                                       os.path.abspath(tf_config_model_dir)):
             raise ValueError(f"TF_CONFIG: 'model_dir' {tf_config_model_dir!r} conflicts "
-                             f"with the model_dir argument {model_dir!r}")
+                             f"with the model_dir argument {model_dir!r}. `model_dir` "
+                             "provided in RunConfig construct, if set, must have the "
+                             "same value as the model_dir in TF_CONFIG. ")
         return tf_config_model_dir
     return model_dir
 
@@ -392,6 +420,35 @@ def _check_tf_random_seed(seed):
         raise ValueError(f"tf_random_seed must be an int or None, got {seed!r} of type "
                          f"{type(seed).__name__}")
     return seed
+
+
+# tf.estimator's wording of RunConfig's argument rules, added to ours.
+_TF_ESTIMATOR_WORDING = {
+    "save_summary_steps": "save_summary_steps should be >= 0.",
+    "save_checkpoints_steps": "save_checkpoints_steps should be >= 0.",
+    "save_checkpoints_secs": "save_checkpoints_secs should be >= 0.",
+    "session_config": "session_config must be instance of ConfigProto.",
+    "keep_checkpoint_max": "keep_checkpoint_max should be >= 0.",
+    "keep_checkpoint_every_n_hours": "keep_checkpoint_every_n_hours should be > 0.",
+    "tf_random_seed": "tf_random_seed must be integer.",
+    "device_fn": 'device_fn must be callable with exactly one argument "op".',
+    "experimental_max_worker_delay_secs": ("experimental_max_worker_delay_secs must "
+                                           "be an integer if set."),
+    "session_creation_timeout_secs": "session_creation_timeout_secs should be > 0.",
+}
+
+
+def _check_strategy(name, strategy):
+    """distribute.check_strategy; for TF2's ParameterServerStrategy the error also
+    names the one to use, as tf.estimator's does."""
+    try:
+        distribute.check_strategy(name, strategy)
+    except ValueError as e:
+        if type(strategy).__name__ != "ParameterServerStrategyV2":
+            raise
+        raise type(e)(f"{e}. Please use "
+                      "`tf.compat.v1.distribute.experimental.ParameterServerStrategy` "
+                      "for parameter server training.") from None
 
 
 class RunConfig:
@@ -435,6 +492,19 @@ class RunConfig:
             workers_only_ok=distribute.is_collective(train_distribute)))
 
     def _init(self, args, cluster_info):
+        """Validates and stores the arguments (a bad one's error also carries
+        tf.estimator's wording of the rule, for code that matches it)."""
+        try:
+            self._init_checked(args, cluster_info)
+        except ValueError as e:
+            message = str(e)
+            for name, wording in _TF_ESTIMATOR_WORDING.items():
+                if message.startswith((f"{name} must be", f"{name} must take")) and (
+                        wording not in message):
+                    raise type(e)(f"{message}. {wording}") from None
+            raise
+
+    def _init_checked(self, args, cluster_info):
         self._args = {name: args[name] for name in self._ARG_NAMES}
         self._cluster = cluster_info
         self._model_dir = _check_model_dir(args["model_dir"], cluster_info.model_dir)
@@ -486,7 +556,7 @@ class RunConfig:
         self._train_distribute = args["train_distribute"]
         self._eval_distribute = args["eval_distribute"]
         for name in ("train_distribute", "eval_distribute"):
-            distribute.check_strategy(name, args[name])
+            _check_strategy(name, args[name])
         if args["experimental_distribute"] is not None:
             raise ValueError("experimental_distribute (a multi-worker DistributeConfig) is "
                              "not supported: use TF_CONFIG roles; got "
@@ -524,7 +594,8 @@ class RunConfig:
         unknown = sorted(set(kwargs) - set(self._ARG_NAMES))
         if unknown:
             raise ValueError(f"replace() got unknown arguments {unknown}; valid ones: "
-                             f"{', '.join(self._ARG_NAMES)}")
+                             f"{', '.join(self._ARG_NAMES)}. Replacing {unknown} is "
+                             "not supported.")
         # The strategies are shared, not copied: they own devices and servers.
         shared = {id(s): s for s in (self._train_distribute, self._eval_distribute)
                   if s is not None}

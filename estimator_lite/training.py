@@ -14,23 +14,33 @@ Who owns what:
 |                                    | delays in `_start_distributed_training`      |
 | the evaluator role                 | `_start_continuous_evaluation` (the loop),   |
 |                                    | `_execute_evaluator_once` (one iteration)    |
-| evaluate the latest checkpoint,    | `_Evaluator`                                 |
-| then run the exporters             |                                              |
-| evaluation during local training   | `_NewCheckpointListenerForEvaluate`          |
+| evaluate the latest checkpoint,    | `_evaluation._Evaluator` (its names are      |
+| then run the exporters; evaluation | kept here too), and                          |
+| during local training              | `_evaluation._NewCheckpointListenerForEvaluate` |
 | "training is over" markers         | `_engine/completion.py`                      |
 """
 
 import collections
+import json
 import os
+import sys
 import time
 
 from estimator_lite import exporter as exporter_lib
 from estimator_lite._engine import completion, distribute, event_files, roles, validation
 from estimator_lite._engine import model_dir as model_dir_lib
-from estimator_lite._engine.timer import Timer
+from estimator_lite._evaluation import (  # noqa: F401 - tf.estimator's names, kept here
+    _WARNING_INTERVAL_SECS,
+    _checkpoint_step,
+    _ContinuousEvalListener,
+    _EvalResult,
+    _EvalStatus,
+    _Evaluator,
+    _model_dir,
+    _NewCheckpointListenerForEvaluate,
+)
 from estimator_lite._pycompat import Protocol
 from estimator_lite._tf import logging, tf
-from estimator_lite.export import saved_model as saved_model_lib
 
 __all__ = ["TrainSpec", "EvalSpec", "EstimatorLike", "train_and_evaluate"]
 
@@ -38,7 +48,6 @@ server_lib = tf.train
 
 _DELAY_SECS_PER_WORKER = 5
 _MAX_DELAY_SECS = 60
-_WARNING_INTERVAL_SECS = 60
 _MARKER_POLL_SECS = 1
 # How long a role waits for news that may never come: after the chief's marker, a
 # ps task waits this long for workers that have not marked themselves done (a
@@ -46,9 +55,6 @@ _MARKER_POLL_SECS = 1
 # must stay this long before the role believes it (a new run's chief clears it).
 GRACE_ENV = "ESTIMATOR_LITE_STRAGGLER_GRACE_SECS"
 _DEFAULT_GRACE_SECS = 60
-# What restoring a vanished (GC'd), truncated or corrupt checkpoint raises; such an
-# error is skipped only once the checkpoint is shown to be unreadable.
-_RESTORE_ERRORS = (tf.errors.OpError, ValueError)
 
 
 def _now():
@@ -102,6 +108,23 @@ _ESTIMATOR_ATTRIBUTES = tuple(name for name in vars(EstimatorLike)
 # Specs ------------------------------------------------------------------------------
 
 
+def _checked(lead, check, *args):
+    """Runs a validation check; an error keeps its type and message, led by
+    tf.estimator's wording (code that matches those messages keeps working)."""
+    try:
+        return check(*args)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{lead}: {e}") from None
+
+
+_HOOKS_LEAD = "All hooks must be `SessionRunHook` instances"
+
+
+def _check_hooks(name, hooks):
+    return _checked(_HOOKS_LEAD, validation.check_instances, name, hooks,
+                    tf.train.SessionRunHook, "SessionRunHook")
+
+
 class TrainSpec(collections.namedtuple(
         "TrainSpec", ["input_fn", "max_steps", "hooks", "saving_listeners"])):
     """What to train on and for how long (immutable, validated)."""
@@ -116,13 +139,15 @@ class TrainSpec(collections.namedtuple(
           ValueError: max_steps <= 0.
         """
         return super().__new__(
-            cls, validation.check_callable("input_fn", input_fn),
-            validation.check_step_count("max_steps", max_steps),
-            validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
-                                        "SessionRunHook"),
-            validation.check_instances("saving_listeners", saving_listeners,
-                                        tf.train.CheckpointSaverListener,
-                                        "CheckpointSaverListener"))
+            cls, _checked("`input_fn` must be callable", validation.check_callable,
+                          "input_fn", input_fn),
+            _checked("Must specify max_steps > 0", validation.check_step_count,
+                     "max_steps", max_steps),
+            _check_hooks("hooks", hooks),
+            _checked("All saving_listeners must be `CheckpointSaverListener` "
+                     "instances", validation.check_instances, "saving_listeners",
+                     saving_listeners, tf.train.CheckpointSaverListener,
+                     "CheckpointSaverListener"))
 
 
 def _check_exporters(exporters):
@@ -130,21 +155,25 @@ def _check_exporters(exporters):
         return ()
     if isinstance(exporters, exporter_lib.Exporter):
         exporters = (exporters,)
+    lead = "`exporters` must be an Exporter, an iterable of Exporters or None"
     if isinstance(exporters, (str, bytes)):
-        raise TypeError("exporters must be an Exporter, an iterable of Exporters or "
-                        f"None; got the string {exporters!r}")
-    exporters = validation.check_instances("exporters", exporters,
-                                            exporter_lib.Exporter, "Exporter")
+        raise TypeError(f"{lead}; got the string {exporters!r}")
+    exporters = _checked(lead, validation.check_instances, "exporters", exporters,
+                         exporter_lib.Exporter, "Exporter")
     names = []
     for exporter in exporters:
         name = exporter.name
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"exporter names must be non-empty strings, got {name!r}")
+        if name is None or name == "":
+            raise ValueError("An Exporter cannot have a name that is `None` or empty: "
+                             f"exporter names must be non-empty strings, got {name!r}")
+        if not isinstance(name, str):
+            raise ValueError("An Exporter must have a string name: exporter names "
+                             f"must be non-empty strings, got {name!r}")
         names.append(name)
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise ValueError(f"exporter names must be unique, got {names} "
-                         f"(repeated: {duplicates})")
+        raise ValueError(f"`exporters` must have unique names: exporter names must be "
+                         f"unique, got {names} (repeated: {duplicates})")
     return exporters
 
 
@@ -163,257 +192,36 @@ class EvalSpec(collections.namedtuple("EvalSpec", [
           An empty name means no name (evaluations go to ``eval``).
         """
         if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a str or None, got {name!r} of type "
-                            f"{type(name).__name__}")
+            raise TypeError(f"`name` must be string: name must be a str or None, got "
+                            f"{name!r} of type {type(name).__name__}")
+        input_fn = _checked("`input_fn` must be callable", validation.check_callable,
+                            "input_fn", input_fn)
+        steps = _checked("Must specify steps > 0", validation.check_step_count,
+                         "steps", steps)
+        hooks = _check_hooks("hooks", hooks)
         exporters = _check_exporters(exporters)
         return super().__new__(
-            cls, validation.check_callable("input_fn", input_fn),
-            validation.check_step_count("steps", steps), name,
-            validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
-                                        "SessionRunHook"),
-            exporters,
-            validation.check_number("start_delay_secs", start_delay_secs, 0),
-            validation.check_number("throttle_secs", throttle_secs, 0))
+            cls, input_fn, steps, name, hooks, exporters,
+            _checked("Must specify start_delay_secs >= 0", validation.check_number,
+                     "start_delay_secs", start_delay_secs, 0),
+            _checked("Must specify throttle_secs >= 0", validation.check_number,
+                     "throttle_secs", throttle_secs, 0))
 
 
-# Evaluation results -------------------------------------------------------------
+class _StopAtSecsHook(tf.train.SessionRunHook):
+    """Requests a stop once `stop_after_secs` have passed since `begin`."""
 
-
-class _EvalStatus:
-    """What one evaluation attempt did."""
-
-    EVALUATED = "evaluated"
-    MISSING_CHECKPOINT = "missing checkpoint"
-    NO_NEW_CHECKPOINT = "no new checkpoint"
-
-    ALL = (EVALUATED, MISSING_CHECKPOINT, NO_NEW_CHECKPOINT)
-
-
-class _EvalResult:
-    """The outcome of one evaluation attempt: status, metrics, checkpoint path."""
-
-    def __init__(self, status, metrics=None, checkpoint_path=None):
-        """Validates that the fields fit the status.
-
-        Raises:
-          TypeError: EVALUATED metrics that are not a dict.
-          ValueError: unknown status; EVALUATED without metrics (with global_step)
-            or checkpoint_path; another status with metrics or a checkpoint_path.
-        """
-        if status not in _EvalStatus.ALL:
-            raise ValueError(f"status must be one of {_EvalStatus.ALL}, got {status!r}")
-        if status == _EvalStatus.EVALUATED:
-            if metrics is not None and not isinstance(metrics, dict):
-                raise TypeError("Estimator.evaluate must return a dict of metrics, got "
-                                f"{metrics!r} of type {type(metrics).__name__}")
-            if not metrics:
-                raise ValueError("an EVALUATED result needs metrics, got "
-                                 f"{metrics!r}")
-            if "global_step" not in metrics:
-                raise ValueError("the metrics of an EVALUATED result must contain "
-                                 f"'global_step', got keys {sorted(metrics)}")
-            if not checkpoint_path:
-                raise ValueError("an EVALUATED result needs a checkpoint_path, got "
-                                 f"{checkpoint_path!r}")
-        elif metrics is not None or checkpoint_path is not None:
-            raise ValueError(f"a {status!r} result takes no metrics or checkpoint_path; "
-                             f"got metrics={metrics!r}, checkpoint_path="
-                             f"{checkpoint_path!r}")
-        self.status = status
-        self.metrics = metrics
-        self.checkpoint_path = checkpoint_path
-
-    def __repr__(self):
-        return f"_EvalResult({self.status!r}, {self.metrics!r}, {self.checkpoint_path!r})"
-
-
-class _ContinuousEvalListener:
-    """Hears about each evaluation; returning False from a method stops the loop."""
-
-    def before_eval(self):
-        """Called before each evaluation; False stops evaluation (and training)."""
-        return True
-
-    def after_eval(self, eval_result):
-        """Called with each _EvalResult; False stops evaluation (and training)."""
-        del eval_result
-        return True
-
-
-class _Evaluator:
-    """Evaluates the latest new checkpoint and runs the exporters."""
-
-    def __init__(self, estimator, eval_spec, max_training_steps):
-        self._estimator = estimator
-        self._eval_spec = eval_spec
-        self._max_training_steps = max_training_steps
-        self._previous_ckpt_path = None
-        self._warning_timers = {}
-        self._final_export_done = False
-        eval_dir_name = model_dir_lib.eval_dir_name(eval_spec.name)
-        for exporter in eval_spec.exporters:
-            exporter.bind_eval_dir(eval_dir_name)
-            saved_model_lib.remove_stale_temp_dirs(
-                model_dir_lib.export_dir(_model_dir(estimator), exporter.name))
-        self.last_result = None
-        self.last_export_results = []
-
-    @property
-    def final_export_done(self):
-        """Whether the exporters already ran with is_the_final_export=True."""
-        return self._final_export_done
-
-    def _warn(self, message, *args):
-        """Logs a warning at most once per _WARNING_INTERVAL_SECS per message."""
-        timer = self._warning_timers.setdefault(
-            message, Timer(every_secs=_WARNING_INTERVAL_SECS, clock=_now))
-        if timer.due():
-            timer.mark()
-            logging.warning(message, *args)
-
-    def evaluate_and_export(self, is_final=False, final_step=None):
-        """Evaluates the latest checkpoint if it is new, then exports.
-
-        Args:
-          is_final: this is the last evaluation of the run.
-          final_step: the final global step if known; a checkpoint at or past it
-            (or past max_steps) makes this the final export.
-
-        Returns:
-          (an _EvalResult, the list of export results).
-        """
-        latest = self._estimator.latest_checkpoint()
-        if not latest:
-            self._warn("No checkpoint in %s yet; skipping evaluation.",
-                       _model_dir(self._estimator))
-            return _EvalResult(_EvalStatus.MISSING_CHECKPOINT), []
-        if latest == self._previous_ckpt_path:
-            self._warn("No new checkpoint since %s; skipping evaluation.", latest)
-            return _EvalResult(_EvalStatus.NO_NEW_CHECKPOINT), []
-        self._previous_ckpt_path = latest  # Never retry a checkpoint that failed.
-        spec = self._eval_spec
-        try:
-            # Keywords, as tf.estimator calls it.
-            metrics = self._estimator.evaluate(input_fn=spec.input_fn, steps=spec.steps,
-                                               checkpoint_path=latest, name=spec.name,
-                                               hooks=list(spec.hooks))
-        except _RESTORE_ERRORS as e:
-            _skip_or_raise(latest, e, "evaluating")
-            return _EvalResult(_EvalStatus.MISSING_CHECKPOINT), []
-        if not isinstance(metrics, dict):
-            raise TypeError(f"estimator.evaluate must return a dict of metrics, got "
-                            f"{metrics!r} of type {type(metrics).__name__}")
-        result = _EvalResult(_EvalStatus.EVALUATED, metrics, latest)
-        step = metrics["global_step"]
-        final = (is_final or (final_step is not None and step >= final_step) or
-                 (self._max_training_steps is not None
-                  and step >= self._max_training_steps))
-        self.last_result = result
-        self.last_export_results = self._export(result, final)
-        return result, self.last_export_results
-
-    def evaluated_latest(self):
-        """Whether the newest checkpoint is the one evaluated last."""
-        latest = self._estimator.latest_checkpoint()
-        return latest is not None and latest == self._previous_ckpt_path
-
-    def export_final_if_needed(self):
-        """Runs the final export on the last result if it has not run yet."""
-        if self._final_export_done or self.last_result is None:
-            return self.last_export_results
-        self.last_export_results = self._export(self.last_result, True)
-        return self.last_export_results
-
-    def _export(self, result, is_final):
-        is_final = is_final and not self._final_export_done
-        export_results = []
-        for exporter in self._eval_spec.exporters:
-            export_path = model_dir_lib.export_dir(_model_dir(self._estimator),
-                                                   exporter.name)
-            try:
-                export_results.append(exporter.export(
-                    self._estimator, export_path, result.checkpoint_path,
-                    result.metrics, is_final))
-            except _RESTORE_ERRORS as e:
-                _skip_or_raise(result.checkpoint_path, e, f"exporting ({exporter.name})")
-                export_results.append(None)
-        if is_final:
-            self._final_export_done = True
-        return export_results
-
-
-def _skip_or_raise(checkpoint_path, error, doing):
-    """Skips a checkpoint that became unreadable; re-raises any other failure.
-
-    The chief garbage-collects old checkpoints and a crash can leave a truncated
-    one: neither is the evaluator's fault, so it logs and moves on. An error on a
-    checkpoint that still reads back is a real failure and propagates.
-    """
-    if model_dir_lib.checkpoint_is_readable(checkpoint_path):
-        raise error
-    logging.warning("Skipping checkpoint %s while %s: it vanished or cannot be read "
-                    "(%s: %s). The next checkpoint will be used.", checkpoint_path,
-                    doing, type(error).__name__, str(error).splitlines()[0])
-
-
-class _NewCheckpointListenerForEvaluate(tf.train.CheckpointSaverListener):
-    """Evaluates after checkpoint saves during training, throttled by time.
-
-    The save at session creation is skipped (nothing new was trained); the final
-    checkpoint is always evaluated in `end()`. A continuous-eval listener returning
-    False stops training.
-    """
-
-    def __init__(self, evaluator, eval_throttle_secs, continuous_eval_listener):
-        self._evaluator = evaluator
-        self._throttle = Timer(every_secs=eval_throttle_secs, clock=_now)
-        self._listener = continuous_eval_listener
-        self._is_first_save = True
-        self._stopped = False
-        self.eval_result = None
-        self.export_results = None
+    def __init__(self, stop_after_secs):
+        self._stop_after_secs = stop_after_secs
+        self._start_secs = None
 
     def begin(self):
-        self._is_first_save = True
-        self._stopped = False
+        self._start_secs = _now()
 
-    def after_save(self, session, global_step_value):
-        del session
-        if self._is_first_save:
-            self._is_first_save = False
-            return False
-        # A zero throttle evaluates after every save.
-        if self._throttle.enabled and not self._throttle.due():
-            return False
-        self._throttle.mark()
-        logging.info("Evaluating the checkpoint of step %d.", global_step_value)
-        return not self._evaluate(is_final=False)
-
-    def end(self, session, global_step_value):
-        del session, global_step_value
-        if self._stopped:
-            return
-        # Compare checkpoint paths, not step numbers: with asynchronous workers a
-        # file name's step can lag the step stored in it.
-        if self._evaluator.evaluated_latest():
-            self.export_results = self._evaluator.export_final_if_needed()
-        else:
-            self._evaluate(is_final=True)
-
-    def _evaluate(self, is_final):
-        """Evaluates and exports; returns False when the listener stops training."""
-        if not self._listener.before_eval():
-            logging.info("Continuous-eval listener stopped training before evaluation.")
-            self._stopped = True
-            return False
-        result, exports = self._evaluator.evaluate_and_export(is_final=is_final)
-        if result.status == _EvalStatus.EVALUATED:
-            self.eval_result, self.export_results = result, exports
-        if not self._listener.after_eval(result):
-            logging.info("Continuous-eval listener stopped training after evaluation.")
-            self._stopped = True
-            return False
-        return True
+    def after_run(self, run_context, run_values):
+        del run_values
+        if _now() - self._start_secs >= self._stop_after_secs:
+            run_context.request_stop()
 
 
 # The executor -------------------------------------------------------------------------
@@ -422,8 +230,9 @@ class _NewCheckpointListenerForEvaluate(tf.train.CheckpointSaverListener):
 def _check_estimator(estimator):
     missing = [a for a in _ESTIMATOR_ATTRIBUTES if not hasattr(estimator, a)]
     if missing:
-        raise TypeError(f"estimator must be an Estimator-like object with "
-                        f"{', '.join(_ESTIMATOR_ATTRIBUTES)}; {estimator!r} lacks "
+        raise TypeError(f"`estimator` must have type `tf.estimator.Estimator` (or be "
+                        f"an Estimator-like object with "
+                        f"{', '.join(_ESTIMATOR_ATTRIBUTES)}); {estimator!r} lacks "
                         f"{missing}")
 
 
@@ -436,9 +245,50 @@ def _num_tasks(cluster_spec, job):
     return cluster_spec.num_tasks(job) if job in cluster_spec.jobs else 0
 
 
-def _model_dir(estimator):
-    """The estimator's model_dir as a str (an Estimator-like object may hold bytes)."""
-    return os.fsdecode(estimator.model_dir)
+def _is_google_env(config):
+    """Whether the platform runs the servers (TF_CONFIG's environment 'google')."""
+    if getattr(config, "environment", None) == "google":
+        return True
+    # Read at run time too, as tf.estimator does (the variable may change).
+    try:
+        tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+    except ValueError:
+        return False
+    return isinstance(tf_config, dict) and tf_config.get("environment") == "google"
+
+
+def _train_distribute(config):
+    """The config's distribution strategy; None when it has none (or when a test
+    double's attribute is not a strategy)."""
+    strategy = getattr(config, "train_distribute", None)
+    return strategy if hasattr(type(strategy), "extended") else None
+
+
+def _server_class():
+    """The class that starts servers: this module's `server_lib.Server`.
+
+    Unless a test replaced `server_lib`, it is read from TensorFlow's own server
+    module at call time, so code that patches that module's `Server` (as
+    tf.estimator's tests do) reaches this executor too.
+    """
+    if server_lib is not tf.train:
+        return server_lib.Server
+    module = sys.modules.get(getattr(tf.train.Server, "__module__", ""))
+    return getattr(module, "Server", tf.train.Server)
+
+
+class _NoMarkers:
+    """Stands in for a CompletionWatcher when model_dir is not a path."""
+
+    def poll(self):
+        """There never is a marker."""
+
+
+def _completion_watcher(estimator, max_steps):
+    model_dir = _model_dir(estimator)
+    if model_dir is None:
+        return _NoMarkers()
+    return completion.CompletionWatcher(model_dir, max_steps, _now, _grace_secs())
 
 
 def _check_eval_spec(eval_spec, allow_none=False):
@@ -450,7 +300,8 @@ def _check_eval_spec(eval_spec, allow_none=False):
     if eval_spec is None and allow_none:
         return None
     if not isinstance(eval_spec, EvalSpec):
-        raise TypeError(f"eval_spec must be an EvalSpec to evaluate (locally, as the "
+        raise TypeError(f"`eval_spec` must have type `tf.estimator.EvalSpec`: "
+                        f"eval_spec must be an EvalSpec to evaluate (locally, as the "
                         f"master or as the evaluator), got {eval_spec!r}")
     return eval_spec
 
@@ -468,20 +319,22 @@ class _TrainingExecutor:
         """
         _check_estimator(estimator)
         if not isinstance(train_spec, TrainSpec):
-            raise TypeError(f"train_spec must be a TrainSpec, got {train_spec!r}")
+            raise TypeError(f"`train_spec` must have type `tf.estimator.TrainSpec`: "
+                            f"train_spec must be a TrainSpec, got {train_spec!r}")
         # None is fine for the chief, workers and ps (they only train or serve); the
         # roles that evaluate check it when they run.
         if eval_spec is not None and not isinstance(eval_spec, EvalSpec):
-            raise TypeError(f"eval_spec must be an EvalSpec or None, got {eval_spec!r}")
+            raise TypeError(f"`eval_spec` must be either `None` or have type "
+                            f"`tf.estimator.EvalSpec`: eval_spec must be an EvalSpec "
+                            f"or None, got {eval_spec!r}")
         if continuous_eval_listener is not None and not isinstance(
                 continuous_eval_listener, _ContinuousEvalListener):
-            raise TypeError("continuous_eval_listener must be a _ContinuousEvalListener, "
-                            f"got {continuous_eval_listener!r}")
+            raise TypeError("continuous_eval_listener must have type "
+                            f"`_ContinuousEvalListener`, got {continuous_eval_listener!r}")
         self._estimator = estimator
         self._train_spec = train_spec
         self._eval_spec = eval_spec
-        self._train_hooks = validation.check_instances(
-            "train_hooks", train_hooks, tf.train.SessionRunHook, "SessionRunHook")
+        self._train_hooks = _check_hooks("train_hooks", train_hooks)
         self._continuous_eval_listener = (continuous_eval_listener or
                                           _ContinuousEvalListener())
         self._server = None
@@ -509,9 +362,18 @@ class _TrainingExecutor:
             logging.info("No cluster in the config: training and evaluating locally.")
             return self.run_local()
         runners = self._role_runners()
-        if task_type not in runners:
-            raise ValueError(f"task type {task_type!r} cannot run in a cluster; valid "
+        if not task_type:
+            raise ValueError(f"`estimator.config` must have task_type set (TF_CONFIG's "
+                             f"task type) to run in a cluster; got {task_type!r}; valid "
                              f"task types: {', '.join(sorted(runners))}")
+        if task_type == "local":
+            raise ValueError("`task.type` in TF_CONFIG cannot be `local` in a cluster: "
+                             "leave out 'cluster' and 'task' to train locally; valid "
+                             f"task types: {', '.join(sorted(runners))}")
+        if task_type not in runners:
+            raise ValueError(f"Task type {task_type!r} is not supported. Supported task "
+                             f"types are {sorted(runners)}; valid task types: "
+                             f"{', '.join(sorted(runners))}")
         roles.check_evaluator_index(task_type, config.task_id)
         if task_type == roles.WORKER and getattr(config, "is_chief", False):
             # Worker 0 of a chief-less MultiWorkerMirroredStrategy cluster leads.
@@ -520,13 +382,12 @@ class _TrainingExecutor:
 
     # Roles --------------------------------------------------------------------------
 
-    def _train(self, extra_listeners=()):
+    def _train(self, saving_listeners):
         spec = self._train_spec
         # Keywords, as tf.estimator calls it (an Estimator-like object may rely on it).
         self._estimator.train(input_fn=spec.input_fn, max_steps=spec.max_steps,
                               hooks=list(spec.hooks) + list(self._train_hooks),
-                              saving_listeners=list(spec.saving_listeners) +
-                              list(extra_listeners))
+                              saving_listeners=saving_listeners)
 
     def _make_evaluator(self):
         return _Evaluator(self._estimator, _check_eval_spec(self._eval_spec),
@@ -536,20 +397,31 @@ class _TrainingExecutor:
         return _NewCheckpointListenerForEvaluate(
             evaluator, self._eval_spec.throttle_secs, self._continuous_eval_listener)
 
-    def _mark_training_complete(self):
-        latest = self._estimator.latest_checkpoint()
-        step = model_dir_lib.checkpoint_step(latest) if latest else 0
-        completion.write_training_complete(_model_dir(self._estimator), step,
-                                           self._train_spec.max_steps, _now())
-        logging.info("Training complete at global step %d.", step)
+    def _mark_training_complete(self, latest=None):
+        """Writes the completion marker with the step of the last checkpoint.
+
+        Args:
+          latest: the last checkpoint when the caller knows it (the master's
+            evaluator looked after the final save); else the estimator is asked.
+        """
+        model_dir = _model_dir(self._estimator)
+        if model_dir is None:
+            return
+        # None (the step is unknown) still ends the other roles.
+        step = _checkpoint_step(latest or self._estimator.latest_checkpoint())
+        completion.write_training_complete(model_dir, step, self._train_spec.max_steps,
+                                           _now())
+        logging.info("Training complete at global step %s.", step)
 
     def run_local(self):
         """Trains in this process, evaluating after checkpoints (throttled)."""
         evaluator = self._make_evaluator()
         listener = self._make_eval_listener(evaluator)
-        self._train([listener])
+        self._train(tuple(self._train_spec.saving_listeners) + (listener,))
         if listener.eval_result is not None:
             return listener.eval_result.metrics, listener.export_results
+        if listener.stopped:  # the continuous-eval listener said: no evaluation
+            return None, None
         return self._final_metrics_without_training(evaluator)
 
     def _final_metrics_without_training(self, evaluator):
@@ -559,11 +431,12 @@ class _TrainingExecutor:
         otherwise evaluates (and runs the final export) now.
         """
         latest = self._estimator.latest_checkpoint()
-        if latest is None:
+        if not latest:
             return None, None
-        step = model_dir_lib.checkpoint_step(latest)
-        history = event_files.read_eval_metrics(self._eval_dir())
-        if step in history:
+        step = _checkpoint_step(latest)
+        eval_dir = self._eval_dir()
+        history = event_files.read_eval_metrics(eval_dir) if eval_dir else {}
+        if step is not None and step in history:
             logging.info("max_steps already reached; returning the metrics of the "
                          "evaluation at step %d.", step)
             return dict(history[step], global_step=step), []
@@ -574,33 +447,43 @@ class _TrainingExecutor:
 
     def _eval_dir(self):
         eval_dir = getattr(self._estimator, "eval_dir", None)
-        if eval_dir is not None:
-            return eval_dir(self._eval_spec.name)
-        return model_dir_lib.eval_dir(_model_dir(self._estimator), self._eval_spec.name)
+        if callable(eval_dir):
+            eval_dir = eval_dir(self._eval_spec.name)
+            return eval_dir if isinstance(eval_dir, (str, bytes, os.PathLike)) else None
+        model_dir = _model_dir(self._estimator)
+        if model_dir is None:
+            return None
+        return model_dir_lib.eval_dir(model_dir, self._eval_spec.name)
+
+    def _clear_markers(self):
+        model_dir = _model_dir(self._estimator)
+        if model_dir is not None:
+            completion.clear_markers(model_dir)
 
     def run_chief(self):
         """Trains as the chief, then marks training complete in model_dir."""
-        completion.clear_markers(_model_dir(self._estimator))
+        self._clear_markers()
         self._start_distributed_training()
-        self._train()
+        self._train(self._train_spec.saving_listeners)
         self._mark_training_complete()
         return None, None
 
     def run_worker(self):
         """Trains as a (non-chief) worker after its start delay."""
-        strategy = getattr(self._estimator.config, "train_distribute", None)
+        strategy = _train_distribute(self._estimator.config)
         # Watching from the start: the chief clears an old marker when it starts.
-        watcher = (completion.CompletionWatcher(
-            _model_dir(self._estimator), self._train_spec.max_steps, _now, _grace_secs())
-            if distribute.is_collective(strategy) else None)
+        watcher = (_completion_watcher(self._estimator, self._train_spec.max_steps)
+                   if distribute.is_collective(strategy) else None)
         self._start_distributed_training()
-        self._train()
+        # No saving listeners: only the chief saves checkpoints (as tf.estimator).
+        self._train(None)
         if watcher is not None:
             self._wait_for_chief(watcher)
-        latest = self._estimator.latest_checkpoint()
-        completion.write_worker_done(_model_dir(self._estimator),
-                                     self._estimator.config.task_id,
-                                     model_dir_lib.checkpoint_step(latest) if latest else 0)
+        model_dir = _model_dir(self._estimator)
+        if model_dir is not None:
+            step = _checkpoint_step(self._estimator.latest_checkpoint())
+            completion.write_worker_done(model_dir, self._estimator.config.task_id,
+                                         step if step is not None else 0)
         return None, None
 
     def _wait_for_chief(self, watcher):
@@ -618,19 +501,31 @@ class _TrainingExecutor:
     def run_master(self):
         """Trains as the legacy master, evaluating through the checkpoint listener."""
         _check_eval_spec(self._eval_spec)
-        completion.clear_markers(_model_dir(self._estimator))
+        evaluator = self._make_evaluator()
+        self._clear_markers()
+        # The master's evaluations do not stop training (tf.estimator's master ignores
+        # the continuous-eval listener).
+        listener = _NewCheckpointListenerForEvaluate(
+            evaluator, self._eval_spec.throttle_secs, _ContinuousEvalListener())
         self._start_distributed_training()
-        listener = self._make_eval_listener(self._make_evaluator())
-        self._train([listener])
-        self._mark_training_complete()
+        self._train(tuple(self._train_spec.saving_listeners) + (listener,))
+        self._mark_training_complete(evaluator.latest_seen)
         if listener.eval_result is None:
             return None, None
         return listener.eval_result.metrics, listener.export_results
 
     def run_ps(self):
-        """Serves variables until the chief (and the workers) finished, then returns."""
+        """Serves variables until the chief (and the workers) finished, then returns.
+
+        Without a model_dir path there are no markers to wait for: the ps then
+        joins its server (serves until it is stopped), as tf.estimator's does.
+        """
         self._start_distributed_training()
         config = self._estimator.config
+        if _model_dir(self._estimator) is None:
+            if self._server is not None:
+                self._server.join()
+            return None, None
         grace_secs = _grace_secs()
         watcher = completion.CompletionWatcher(_model_dir(self._estimator),
                                                self._train_spec.max_steps, _now,
@@ -665,9 +560,7 @@ class _TrainingExecutor:
         """The evaluator's loop: start delay, then one iteration until one says stop."""
         spec = _check_eval_spec(self._eval_spec)
         # Watch before the start delay: it counts towards an old marker's grace.
-        watcher = completion.CompletionWatcher(_model_dir(self._estimator),
-                                               self._train_spec.max_steps, _now,
-                                               _grace_secs())
+        watcher = _completion_watcher(self._estimator, self._train_spec.max_steps)
         if spec.start_delay_secs:
             logging.info("Waiting %s secs before the first evaluation.",
                          spec.start_delay_secs)
@@ -706,6 +599,11 @@ class _TrainingExecutor:
         remaining = self._eval_spec.throttle_secs - (_now() - start)
         if remaining > 0:
             time.sleep(remaining)
+        elif self._eval_spec.throttle_secs == 0 and result.status != _EvalStatus.EVALUATED:
+            # As tf.estimator: polling without a pause loads the file system.
+            logging.warning("EvalSpec.throttle_secs is set as 0: the evaluator polls "
+                            "for a new checkpoint without pausing. Please consider to "
+                            "increase it.")
         return True
 
     # Servers ---------------------------------------------------------------------------
@@ -713,12 +611,12 @@ class _TrainingExecutor:
     def _start_distributed_training(self):
         """Starts this task's server when needed, then delays workers."""
         config = self._estimator.config
-        strategy = getattr(config, "train_distribute", None)
-        if getattr(config, "environment", "cloud") == "google":
+        strategy = _train_distribute(config)
+        if _is_google_env(config):
             logging.info("environment 'google': the platform runs the servers.")
         elif distribute.server_started(strategy):
             logging.info("The distribution strategy started this task's server.")
-        elif sum(_num_tasks(config.cluster_spec, j) for j in config.cluster_spec.jobs) > 1:
+        else:
             self._start_std_server(config)
         # Collective strategies step all workers together: no staggered start.
         if config.task_type == roles.WORKER and not distribute.is_collective(strategy):
@@ -731,21 +629,35 @@ class _TrainingExecutor:
                 time.sleep(delay)
 
     def _start_std_server(self, config):
-        if not _has_cluster(config):
-            raise RuntimeError("cannot start a server: the config has no cluster_spec")
-        if not config.task_type:
-            raise RuntimeError("cannot start a server: the config has no task_type")
-        if config.task_id is None:
-            raise RuntimeError("cannot start a server: the config has no task_id")
-        if config.task_type != roles.PS and not config.master:
-            raise RuntimeError(f"cannot train as {config.task_type!r}: the config has "
-                               "no master address")
+        """Starts and returns this task's server; None for a one-task cluster.
+
+        Raises:
+          RuntimeError: the config lacks the cluster, the task type or index, or
+            (in a cluster of several tasks) the master address.
+        """
+        for missing, what in ((not _has_cluster(config), "cluster_spec"),
+                              (not config.task_type, "task_type"),
+                              (config.task_id is None, "task_id")):
+            if missing:
+                raise RuntimeError(f"Could not start server; the config has no {what}: "
+                                   "set it in RunConfig or the TF_CONFIG environment "
+                                   "variable")
+        num_tasks = sum(_num_tasks(config.cluster_spec, j)
+                        for j in config.cluster_spec.jobs)
+        if num_tasks <= 1 and roles.trains(config.task_type):
+            logging.info("One task in the cluster: no server to start.")
+            return None
+        if not config.master:
+            raise RuntimeError(f"Could not start server; cannot train as "
+                               f"{config.task_type!r}: the config has no master address "
+                               "(set it in RunConfig or the TF_CONFIG environment "
+                               "variable)")
         logging.info("Starting server for %s:%d.", config.task_type, config.task_id)
-        self._server = server_lib.Server(
+        self._server = _server_class()(
             config.cluster_spec, job_name=config.task_type, task_index=config.task_id,
-            config=distribute.session_config(getattr(config, "train_distribute", None),
+            config=distribute.session_config(_train_distribute(config),
                                              config.session_config), start=False,
-            protocol=getattr(config, "protocol", None) or "grpc")
+            protocol=getattr(config, "protocol", None))
         self._server.start()
         return self._server
 
@@ -772,4 +684,6 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     # Every role needs the EvalSpec here (tf.estimator checks it first too); run()
     # checks the role (an unknown type, a second evaluator) before doing anything.
     _check_eval_spec(eval_spec)
-    return _TrainingExecutor(estimator, train_spec, eval_spec).run()
+    executor = _TrainingExecutor(estimator=estimator, train_spec=train_spec,
+                                 eval_spec=eval_spec)
+    return executor.run()

@@ -201,3 +201,33 @@ def test_early_stop_ends_every_role_of_train_and_evaluate(tmp_path, monkeypatch)
     final_step = completion.read_training_complete(str(tmp_path)).global_step
     assert final_step < 10**4  # stopped early, not at max_steps
     assert results["evaluator"][0]["global_step"] == final_step
+
+
+def test_run_every_secs_zero_checks_after_every_step(tmp_path):
+    # tf.estimator 2.15 (checked on the oracle): run_every_secs=0 asks the stop rule
+    # after every step, so a rule true at its third call stops at global step 3.
+    est = models.make_estimator(tmp_path)
+    calls = []
+
+    def should_stop():
+        calls.append(1)
+        return len(calls) >= 3
+
+    hook = el.experimental.make_early_stopping_hook(est, should_stop, run_every_secs=0)
+    est.train(models.input_fn(), hooks=[hook], max_steps=100)
+    assert est.get_variable_value("global_step") == 3
+    assert len(calls) == 3
+
+
+def test_the_chief_hook_exposes_the_stop_flag_it_sets():
+    # tf.estimator's _StopOnPredicateHook keeps the flag as `_stop_var`;
+    # `_get_or_create_stop_var` gives the same graph's flag to other code.
+    hook = early_stopping._StopOnPredicateHook(lambda: True, run_every_secs=0)
+    with tf.Graph().as_default():
+        tf.train.create_global_step()
+        no_op = tf.no_op()
+        with tf.train.SingularMonitoredSession(hooks=[hook]) as session:
+            session.run(no_op)
+            assert session.should_stop()
+            assert session.raw_session().run(hook._stop_var)
+            assert early_stopping._get_or_create_stop_var() is hook._stop_var

@@ -2,6 +2,7 @@
 
 import json
 import os
+import time
 from unittest import mock
 
 import numpy as np
@@ -137,14 +138,44 @@ def test_stop_at_checkpoint_step_hook(tmp_path, monkeypatch):
                        '"index": 0}}')
     worker_est = models.make_estimator(tmp_path)
     worker_hook = el.experimental.make_stop_at_checkpoint_step_hook(
-        worker_est, 15, wait_after_file_check_secs=0)
+        worker_est, 15, wait_after_file_check_secs=7)
     assert not isinstance(worker_hook, el.StopAtStepHook)
     with tf.Graph().as_default():
         step = tf.compat.v1.train.get_or_create_global_step()
         increment = tf.compat.v1.assign_add(step, 1)
-        with tf.compat.v1.train.MonitoredSession(hooks=[worker_hook]) as session:
+        set_14 = tf.compat.v1.assign(step, 14)
+        with tf.compat.v1.train.SingularMonitoredSession(hooks=[worker_hook]) as session, \
+                mock.patch.object(time, "sleep") as sleep:
+            # As tf.estimator: before its own step reaches last_step, a worker does
+            # not read the checkpoint (and does not wait).
             session.run(increment)
-            assert session.should_stop()
+            assert not session.should_stop() and not sleep.called
+            session.raw_session().run(set_14)
+            session.run(increment)
+            assert session.should_stop() and not sleep.called
+
+
+def test_stop_at_checkpoint_step_hook_waits_for_the_chief(tmp_path, monkeypatch):
+    # The chief's checkpoint is at step 5 < last_step: a worker past last_step
+    # waits `wait_after_file_check_secs` after each read and keeps going.
+    chief_est = models.make_estimator(tmp_path)
+    chief_est.train(models.input_fn(), max_steps=5)
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"chief": ["127.0.0.1:1"], '
+                       '"worker": ["127.0.0.1:2"]}, "task": {"type": "worker", '
+                       '"index": 0}}')
+    worker_hook = el.experimental.make_stop_at_checkpoint_step_hook(
+        models.make_estimator(tmp_path), 10, wait_after_file_check_secs=3)
+    with tf.Graph().as_default():
+        step = tf.compat.v1.train.get_or_create_global_step()
+        jump = tf.compat.v1.assign(step, 20)
+        no_op = tf.no_op()
+        with tf.compat.v1.train.SingularMonitoredSession(hooks=[worker_hook]) as session:
+            session.raw_session().run(jump)
+            with mock.patch.object(time, "sleep") as sleep:
+                session.run(no_op)
+                session.run(no_op)
+                assert not session.should_stop()
+                assert [c.args for c in sleep.call_args_list] == [(3,), (3,)]
 
 
 def test_stop_at_checkpoint_step_hook_validates():
@@ -164,3 +195,21 @@ def test_call_logit_fn_passes_declared_arguments():
         assert isinstance(logits, tf.Tensor)
         with pytest.raises(ValueError, match="logit_fn must return a Tensor"):
             el.experimental.call_logit_fn(lambda features: 3, {}, "train", {}, None)
+
+
+def test_in_memory_evaluator_rejects_a_custom_eval_scaffold_at_begin(tmp_path):
+    # As tf.estimator's hook, which builds its evaluation graph in begin(): the
+    # error comes before any training step.
+    def model_fn_with_saver(features, labels, mode, params):
+        spec = models.linear_model_fn(features, labels, mode, params)
+        if mode != "eval":
+            return spec
+        saver = tf.compat.v1.train.Saver(sharded=True)
+        return spec._replace(scaffold=tf.compat.v1.train.Scaffold(saver=saver))
+
+    est = el.Estimator(model_fn_with_saver, model_dir=str(tmp_path))
+    hook = el.experimental.InMemoryEvaluatorHook(est, models.input_fn(epochs=1))
+    with tf.Graph().as_default(), pytest.raises(
+            ValueError, match="InMemoryEvaluator does not support custom saver"):
+        hook.begin()
+    assert not os.path.exists(tmp_path / "checkpoint")

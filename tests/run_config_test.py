@@ -525,3 +525,45 @@ def test_run_config_table_matches_tf_estimator(monkeypatch):
         for name, value in expected.items():
             if (case, name) not in _NOT_COMPARED:
                 assert actual[name] == value, (case, name, actual[name], value)
+
+
+def _tf_config(cluster, task):
+    return {"TF_CONFIG": json.dumps({"cluster": cluster, "task": task})}
+
+
+@pytest.mark.parametrize("make, error, phrase", [
+    (lambda: el.RunConfig(model_dir=""), ValueError, "model_dir should be non-empty"),
+    (lambda: el.RunConfig(save_summary_steps=-1), ValueError,
+     "save_summary_steps should be >= 0"),
+    (lambda: el.RunConfig(keep_checkpoint_every_n_hours=0), ValueError,
+     "keep_checkpoint_every_n_hours should be > 0"),
+    (lambda: el.RunConfig(save_checkpoints_steps=1, save_checkpoints_secs=1), ValueError,
+     "`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set."),
+    (lambda: el.RunConfig().replace(master="x"), ValueError,
+     "Replacing .*is not supported"),
+    (lambda: el.RunConfig(device_fn=lambda x: "/cpu:0"), ValueError,
+     'device_fn must be callable with exactly one argument "op".'),
+])
+def test_errors_carry_tf_estimators_wording(make, error, phrase):
+    # Code written against tf.estimator matches its messages: they still match, and
+    # ours still names the argument and the value.
+    with pytest.raises(error, match=phrase):
+        make()
+
+
+@pytest.mark.parametrize("cluster, task, phrase", [
+    ({"chief": ["a:1", "b:2"]}, {"type": "chief", "index": 0},
+     'The "cluster" in TF_CONFIG must have only one "chief" node.'),
+    ({"worker": ["a:1"]}, {"type": "worker", "index": 0},
+     'If "cluster" is set .* it must have one "chief" node'),
+    ({"chief": ["a:1"]}, {"type": "chief", "index": 1}, "is not a valid task_id"),
+    ({"chief": ["a:1"]}, {"type": "chief", "index": -1},
+     "Task index must be non-negative number."),
+    ({"chief": ["a:1"]}, {"type": "worker", "index": 0}, "is not a valid task_type"),
+    ({"master": ["a:1"], "chief": ["b:2"]}, {"type": "master", "index": 0},
+     "If `master` node exists in `cluster`, job `chief` is not supported."),
+])
+def test_tf_config_errors_carry_tf_estimators_wording(cluster, task, phrase):
+    with mock.patch.dict(os.environ, _tf_config(cluster, task)), pytest.raises(
+            ValueError, match=phrase):
+        el.RunConfig()

@@ -9,16 +9,18 @@ import numpy as np
 import pytest
 
 import estimator_lite as el
+from estimator_lite import _evaluation as evaluation
 from estimator_lite import training
 from estimator_lite._engine import completion
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._tf import tf
 from tests import models, zygote
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.oracle import TF215_PYTHON, load_driver, requires_oracle, run_oracle_driver
 from tests.tf_versions import serve
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXECUTOR_DRIVER = os.path.join(ROOT, "tests", "compat", "executor_driver.py")
+MOCK_EXECUTOR_DRIVER = os.path.join(ROOT, "tests", "compat", "mock_executor_driver.py")
 
 ERR_VALID_TYPES = "valid task types: chief, evaluator, master, ps, worker"
 ERR_ONE_EVALUATOR = r"only one evaluator \(index 0\)"
@@ -186,6 +188,7 @@ def _one_per_sleep(*actions):
 def clock(monkeypatch):
     fake = FakeTime()
     monkeypatch.setattr(training, "time", fake)
+    monkeypatch.setattr(evaluation, "time", fake)  # the evaluator's clock
     return fake
 
 
@@ -390,6 +393,21 @@ def test_train_and_evaluate_arguments_match_tf_estimator(tmp_path):
     assert driver.run(lib, str(tmp_path / "lite")) == expected
 
 
+@requires_oracle
+def test_roles_with_a_mocked_estimator_match_tf_estimator(tmp_path):
+    # Library tests drive train_and_evaluate's roles with mock.Mock(spec=Estimator)
+    # (model_dir a Mock, not a path; a bytes model_dir): the calls, server
+    # arguments, sleeps, exports and errors are tf.estimator's, and no completion
+    # marker is written where model_dir is not a path.
+    expected = run_oracle_driver(MOCK_EXECUTOR_DRIVER, str(tmp_path / "oracle"))["result"]
+    driver = load_driver(MOCK_EXECUTOR_DRIVER, "mock_executor_driver")
+    lib = types.SimpleNamespace(Estimator=el.Estimator, training=training,
+                                RunConfig=el.RunConfig, TrainSpec=el.TrainSpec,
+                                EvalSpec=el.EvalSpec, Exporter=el.Exporter)
+    os.makedirs(tmp_path / "lite")
+    assert driver.run(lib, str(tmp_path / "lite")) == expected
+
+
 @pytest.mark.parametrize("task_type", ["chief", "worker"])
 def test_training_roles_need_no_eval_spec(tmp_path, clock, servers, task_type):
     # tf.estimator's _TrainingExecutor takes eval_spec=None; only the roles that
@@ -495,7 +513,8 @@ def test_chief_starts_server_trains_and_marks_completion(tmp_path, clock, server
     executor = _executor(estimator, train_hooks=[hook])
     assert executor.run_chief() == (None, None)
     (server,) = servers.created
-    assert server.args == ("chief", 0, "grpc") and server.started
+    # protocol=None (the server then uses grpc), as tf.estimator passes it on.
+    assert server.args == ("chief", 0, None) and server.started
     assert estimator.train_calls[0]["max_steps"] == 30
     assert estimator.train_calls[0]["hooks"] == [hook]
     marker = completion.read_training_complete(str(tmp_path))
@@ -864,3 +883,33 @@ def test_straggler_grace_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv(training.GRACE_ENV, "-1")
     with pytest.raises(ValueError, match="must be a number of seconds >= 0, got '-1'"):
         training._grace_secs()
+
+
+@pytest.mark.parametrize("make, error, phrase", [
+    (lambda: el.TrainSpec("x"), TypeError, "`input_fn` must be callable"),
+    (lambda: el.TrainSpec(_input_fn, max_steps=0), ValueError,
+     "Must specify max_steps > 0"),
+    (lambda: el.TrainSpec(_input_fn, hooks=[object()]), TypeError,
+     "All hooks must be `SessionRunHook` instances"),
+    (lambda: el.EvalSpec(_input_fn, steps=0), ValueError, "Must specify steps > 0"),
+    (lambda: el.EvalSpec(_input_fn, throttle_secs=-1), ValueError,
+     "Must specify throttle_secs >= 0"),
+    (lambda: el.EvalSpec(_input_fn, exporters=[RecordingExporter("a")] * 2), ValueError,
+     "`exporters` must have unique names."),
+    (lambda: el.train_and_evaluate(FakeEstimator("/tmp/x"), el.TrainSpec(_input_fn),
+                                   object()),
+     TypeError, "`eval_spec` must have type `tf.estimator.EvalSpec`"),
+    (lambda: training._TrainingExecutor(object(), el.TrainSpec(_input_fn), None),
+     TypeError, "`estimator` must have type `tf.estimator.Estimator`"),
+])
+def test_errors_carry_tf_estimators_wording(make, error, phrase):
+    # tf.estimator 2.15's phrases still match; ours still names argument and value.
+    with pytest.raises(error, match=phrase):
+        make()
+
+
+def test_server_errors_carry_tf_estimators_wording(tmp_path, clock, servers):
+    no_task = FakeEstimator(tmp_path, FakeConfig("chief", None, CLUSTER))
+    with pytest.raises(RuntimeError, match="Could not start server; .*TF_CONFIG"):
+        _executor(no_task).run_chief()
+    assert no_task.train_calls == []  # checked before training, as tf.estimator

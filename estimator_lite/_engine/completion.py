@@ -36,10 +36,15 @@ class TrainingComplete:
 
 
 def write_training_complete(model_dir, global_step, max_steps, time_secs):
-    """Marks training as complete at `global_step` (called by the chief)."""
+    """Marks training as complete at `global_step` (called by the chief).
+
+    A `global_step` of None (the last checkpoint's step could not be read) still
+    ends the other roles; the evaluator then treats the newest checkpoint as final.
+    """
     tf.io.gfile.makedirs(model_dir)
     write_json(model_dir_lib.training_complete_path(model_dir), {
-        "global_step": int(global_step), "max_steps": max_steps,
+        "global_step": None if global_step is None else int(global_step),
+        "max_steps": max_steps,
         "time_secs": float(time_secs)})
 
 
@@ -117,7 +122,8 @@ class CompletionWatcher:
             return None
         if self._seen_absent or marker.time_secs >= self._start_secs:
             return marker
-        if self._max_steps is not None and marker.global_step >= self._max_steps:
+        if (self._max_steps is not None and marker.global_step is not None
+                and marker.global_step >= self._max_steps):
             return marker
         return marker if self._old_marker_settled(marker) else None
 

@@ -62,7 +62,9 @@ def resolve_model_dir(model_dir, config_model_dir):
     if model_dir and config_model_dir and (os.path.abspath(model_dir) !=
                                            os.path.abspath(config_model_dir)):
         raise ValueError(f"model_dir {model_dir!r} differs from config.model_dir "
-                         f"{config_model_dir!r}; give one or make them equal")
+                         f"{config_model_dir!r}; give one or make them equal "
+                         "(`model_dir` are set both in constructor and `RunConfig`, "
+                         "but with different values)")
     resolved = model_dir or config_model_dir
     if not resolved:
         resolved = tempfile.mkdtemp(prefix="estimator_lite_")

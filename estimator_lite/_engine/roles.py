@@ -59,7 +59,8 @@ def check_evaluator_index(task_type, task_index):
       ValueError: an evaluator with another index.
     """
     if task_type == EVALUATOR and task_index != 0:
-        raise ValueError(f"only one evaluator (index 0) is supported, got index "
+        raise ValueError(f"there can only be one `evaluator` task (with task id 0): "
+                         f"only one evaluator (index 0) is supported, got index "
                          f"{task_index}")
 
 
