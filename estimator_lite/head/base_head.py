@@ -52,8 +52,9 @@ def check_prediction_keys(keys, valid_keys):
     keys = [keys] if isinstance(keys, (str, tuple)) else list(keys)
     unknown = [k for k in keys if k not in valid_keys]
     if unknown:
-        raise ValueError(f"keys must be prediction keys of this head, one of "
-                         f"{list(valid_keys)}; got {unknown}")
+        raise ValueError(f"Prediction key must be in PredictionKeys, given: "
+                         f"{unknown[0]}. Valid prediction keys of this head: "
+                         f"{list(valid_keys)}")
     return keys
 
 
@@ -224,6 +225,9 @@ class Head(abc.ABC):
     # Whether example weights may be given per logit ([batch_size, d]): regression
     # heads only, as in tf.estimator.
     _PER_LOGIT_WEIGHTS = False
+    # Whether labels have one value per logit (regression, multi-label) rather than
+    # one class per example.
+    _LABELS_PER_LOGIT = False
 
     def _weights(self, features, logits):
         return head_inputs.weights_from_features(features, self._weight_column, logits,
@@ -232,7 +236,8 @@ class Head(abc.ABC):
     def _unreduced_loss(self, labels, logits, features):
         """Returns (processed labels, per-example loss)."""
         processed = self._processed_labels(head_inputs.labels_like_logits(labels, logits))
-        head_inputs.check_labels_match_logits(processed, logits)
+        processed = head_inputs.check_labels_match_logits(
+            processed, logits, self._logits_dimension if self._LABELS_PER_LOGIT else 1)
         if self._loss_fn is None:
             return processed, self._builtin_unreduced_loss(processed, logits)
         unreduced = head_inputs.call_loss_fn(self._loss_fn, processed, logits, features,
@@ -367,9 +372,9 @@ class Head(abc.ABC):
             spec = self._create_tpu_estimator_spec(**kwargs)
         except NotImplementedError:
             raise NotImplementedError(
-                f"{type(self).__name__} must implement create_estimator_spec() or "
-                "_create_tpu_estimator_spec() (subclasses of Head build their "
-                "EstimatorSpec)") from None
+                "Subclasses of Head must implement `create_estimator_spec()` or "
+                f"_create_tpu_estimator_spec(). {type(self).__name__} implements "
+                "neither.") from None
         as_estimator_spec = getattr(spec, "as_estimator_spec", None)
         return as_estimator_spec() if as_estimator_spec is not None else spec
 

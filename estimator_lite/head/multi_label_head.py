@@ -30,13 +30,14 @@ def _check_class_metrics(classes_for_class_based_metrics, n_classes, label_vocab
     for value in classes_for_class_based_metrics:
         if isinstance(value, str):
             if label_vocabulary is None or value not in label_vocabulary:
-                raise ValueError("classes_for_class_based_metrics names must be in "
-                                 f"label_vocabulary {label_vocabulary!r}; got {value!r}")
+                raise ValueError(f"{value!r} is not in list: classes_for_class_based_"
+                                 "metrics names must be in label_vocabulary "
+                                 f"{label_vocabulary!r}")
             ids.append(label_vocabulary.index(value))
         elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
             if not 0 <= value < n_classes:
-                raise ValueError("classes_for_class_based_metrics ids must be in "
-                                 f"[0, {n_classes - 1}], got {value!r}")
+                raise ValueError("All classes_for_class_based_metrics must be in range "
+                                 f"[0, {n_classes - 1}]. Given: {value!r}")
             ids.append(int(value))
         else:
             raise TypeError("classes_for_class_based_metrics must contain class ids "
@@ -51,6 +52,8 @@ class MultiLabelHead(Head):
     class ids (or of `label_vocabulary` strings). Predictions: logits, probabilities,
     classes (every class name, per example).
     """
+
+    _LABELS_PER_LOGIT = True
 
     def __init__(self, n_classes, weight_column=None, thresholds=None,
                  label_vocabulary=None, loss_reduction=reduction.SUM_OVER_BATCH_SIZE,
@@ -71,7 +74,9 @@ class MultiLabelHead(Head):
         Raises:
           TypeError / ValueError: an argument has a wrong type or value.
         """
-        self._n_classes = check_n_classes(n_classes, 2, "MultiLabelHead")
+        self._n_classes = check_n_classes(
+            n_classes, 2, "n_classes must be > 1 for multi-label classification. "
+            "Given: {n_classes}")
         super().__init__(self._n_classes, name=name, weight_column=weight_column,
                          loss_reduction=loss_reduction, loss_fn=loss_fn)
         self._thresholds = head_inputs.check_thresholds(thresholds)
@@ -91,17 +96,11 @@ class MultiLabelHead(Head):
         if labels.dtype == tf.string:
             raise ValueError("string labels of MultiLabelHead must be a SparseTensor of "
                              "label_vocabulary names, got a dense string Tensor")
-        if labels.dtype.is_floating:
-            # As tf.estimator: float labels in [0, 2) are used as they are (soft
-            # labels are per-class probabilities), never truncated to ids.
-            checks = [tf.assert_greater_equal(labels, tf.cast(0, labels.dtype),
-                                              message="multi-hot labels must be >= 0"),
-                      tf.assert_less(labels, tf.cast(2, labels.dtype),
-                                     message="multi-hot labels must be < 2")]
-            with tf.control_dependencies(checks):
-                return tf.cast(labels, tf.float32)
-        labels = head_inputs.labels_in_range(tf.cast(labels, tf.int64), 0, 1,
-                                             "multi-hot labels")
+        # As tf.estimator: float labels in [0, 1] are used as they are (soft labels
+        # are per-class probabilities), never truncated to ids.
+        labels = head_inputs.labels_in_range(
+            labels, 2, message="labels must be an integer indicator Tensor with values "
+            "in [0, 1]")
         return tf.cast(labels, tf.float32)
 
     def _indicator(self, labels):
@@ -112,8 +111,10 @@ class MultiLabelHead(Head):
         elif values.dtype == tf.string:
             raise ValueError("labels are strings; give label_vocabulary to map them to "
                              "class ids")
-        values = head_inputs.labels_in_range(tf.cast(values, tf.int64), 0,
-                                             self._n_classes - 1, "labels (class ids)")
+        values = head_inputs.labels_in_range(
+            tf.cast(values, tf.int64), self._n_classes,
+            message="labels must be an integer SparseTensor with values in "
+            f"[0, {self._n_classes})")
         ids = tf.SparseTensor(labels.indices, values, labels.dense_shape)
         return tf.sparse.to_indicator(ids, self._n_classes)
 

@@ -102,8 +102,9 @@ def _feature_column_keys(feature_columns):
     columns = list(columns)
     for column in columns:
         if not isinstance(column, str):
-            raise TypeError(f"Column must be a string (a key of features), got "
-                            f"{column!r} of type {type(column).__name__}.")
+            # "must a string": tf.estimator's wording, which programs may match.
+            raise TypeError(f"Column must a string. Given type: {type(column)}. "
+                            f"(feature_columns must hold feature keys, got {column!r}.)")
     return columns
 
 
@@ -190,8 +191,9 @@ class SequentialHeadWrapper(_SequentialHead):
                              f"keys: {list(features)}.")
         mask = tf.convert_to_tensor(features[self.input_sequence_mask_key])
         if mask.get_shape().ndims != 2:
-            raise ValueError("Mask is expected to have two dimensions [batch, time], "
-                             f"got {mask.get_shape().ndims} instead.")
+            raise ValueError("Mask is expected to have two dimensions, got "
+                             f"{mask.get_shape().ndims} instead (it must be "
+                             "[batch, time]).")
         with tf.name_scope("flatten"):
             steps = tf.reduce_sum(tf.cast(tf.cast(mask, tf.bool), tf.int32))
             flat_logits = _flatten_tensor(_as_tensor(logits), mask, steps)

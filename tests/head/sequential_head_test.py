@@ -49,7 +49,8 @@ def test_weights_are_flattened_with_the_mask():
     weights = np.array([[1.0, 3.0, 100.0], [2.0, 100.0, 100.0]], np.float32)
     with tf.Graph().as_default():
         features = {"mask": tf.constant(MASK), "w": tf.constant(weights)}
-        loss = _run(head.loss(tf.constant(LABELS), tf.constant(LOGITS), features))
+        loss = _run(head.loss(logits=tf.constant(LOGITS), labels=tf.constant(LABELS),
+                              features=features))
     kept = _sigmoid_cross_entropy(LOGITS[..., 0][MASK], LABELS[MASK])
     # SUM_OVER_BATCH_SIZE: weighted sum over the kept steps, divided by their count.
     assert loss == pytest.approx(np.sum(kept * weights[MASK]) / 3, rel=1e-6)
@@ -68,13 +69,13 @@ def test_predict_returns_every_step_and_the_mask():
 
 def test_missing_mask_is_a_clear_error():
     head = SequentialHeadWrapper(el.BinaryClassHead(), sequence_length_mask="mask")
-    with tf.Graph().as_default(), pytest.raises(ValueError, match="'mask' must be in"):
-        head.loss(tf.constant(LABELS), tf.constant(LOGITS), {})
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="The provided sequence_length_mask key `mask` should be included"):
+        head.loss(logits=tf.constant(LOGITS), labels=tf.constant(LABELS), features={})
 
 
 @pytest.mark.parametrize("kwargs,error,message", [
-    ({"sequence_length_mask": 3}, TypeError, "sequence_length_mask must be a string"),
-    ({"feature_columns": [1]}, TypeError, "feature_columns must be a string"),
+    ({"sequence_length_mask": 3}, TypeError, "`sequence_mask` column must be a string"),
+    ({"feature_columns": [1]}, TypeError, "Column must a string"),
 ])
 def test_bad_arguments(kwargs, error, message):
     with pytest.raises(error, match=message):
@@ -83,5 +84,5 @@ def test_bad_arguments(kwargs, error, message):
 
 def test_multi_head_is_rejected():
     multi = el.MultiHead([el.BinaryClassHead(name="a"), el.RegressionHead(name="b")])
-    with pytest.raises(ValueError, match="MultiHead is not supported"):
+    with pytest.raises(ValueError, match="`MultiHead` is not supported"):
         SequentialHeadWrapper(multi)
