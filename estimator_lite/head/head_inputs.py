@@ -70,8 +70,9 @@ def check_label_vocabulary(label_vocabulary, n_classes):
         return None
     if not isinstance(label_vocabulary, (list, tuple)):
         # ValueError, as tf.estimator's heads.
-        raise ValueError("label_vocabulary must be a list or tuple of strings. Given "
-                         f"type: {type(label_vocabulary)} ({label_vocabulary!r})")
+        raise ValueError("label_vocabulary must be a list or tuple. Given type: "
+                         f"{type(label_vocabulary)}. (It names the classes with "
+                         f"strings; got {label_vocabulary!r}.)")
     vocabulary = tuple(label_vocabulary)
     for value in vocabulary:
         if not isinstance(value, str):
@@ -126,29 +127,45 @@ def _declared_args(fn):
     return [p.name for p in params]
 
 
-def call_loss_fn(loss_fn, labels, logits, features, expected_shape_tensor):
-    """Calls a user `loss_fn` and checks it returned one loss per label element.
+def call_loss_fn(loss_fn, labels, logits, features, expected_loss_dim=1):
+    """Calls a user `loss_fn` and checks that it returned the unreduced loss.
+
+    The loss must have shape [D0, ..., DN, expected_loss_dim] for logits
+    [D0, ..., DN, d]. As in tf.estimator, a graph checks that when it runs
+    (InvalidArgumentError naming both shapes); eagerly a wrong shape is a
+    ValueError at once.
+
+    Args:
+      loss_fn: callable(labels, logits[, features]).
+      labels: the processed labels.
+      logits: the logits.
+      features: the features dict (passed if loss_fn takes `features`).
+      expected_loss_dim: the loss's last dimension.
 
     Returns:
-      The unreduced loss as float32, same shape as `expected_shape_tensor`.
+      The unreduced loss as float32.
 
     Raises:
-      ValueError: the loss has a different static shape than the labels.
+      ValueError: eagerly, the loss has another shape.
     """
     args = _declared_args(loss_fn)
     kwargs = {"labels": labels, "logits": logits}
     if args is None or "features" in args:
         kwargs["features"] = features
-    loss = tf.convert_to_tensor(loss_fn(**kwargs))
-    loss = tf.cast(loss, tf.float32)
-    if loss.shape.ndims == 1:
-        loss = tf.expand_dims(loss, -1)
-    expected = expected_shape_tensor.shape
-    if loss.shape.ndims is not None and expected.ndims is not None and (
-            not loss.shape.is_compatible_with(expected)):
-        raise ValueError("loss_fn must return the unreduced loss of shape "
-                         f"{expected} (one value per label), got shape {loss.shape}")
-    return loss
+    loss = tf.cast(tf.convert_to_tensor(loss_fn(**kwargs)), tf.float32)
+    message = f"loss_fn must return Tensor of shape [D0, D1, ... DN, {expected_loss_dim}]. "
+    if tf.executing_eagerly():
+        logits_shape = tuple(logits.shape.as_list())
+        if tuple(loss.shape.as_list()) != logits_shape[:-1] + (expected_loss_dim,):
+            raise ValueError(f"{message}logits_shape: {logits_shape}. loss_shape: "
+                             f"{tuple(loss.shape.as_list())}.")
+        return loss
+    logits_shape, loss_shape = tf.shape(logits), tf.shape(loss)
+    expected = tf.concat([logits_shape[:-1], [expected_loss_dim]], 0)
+    check = tf.Assert(_same_shape(expected, loss_shape), [
+        message, "logits_shape: ", logits_shape, "loss_shape: ", loss_shape])
+    with tf.control_dependencies([check]):
+        return tf.identity(loss)
 
 
 def check_logits(logits, logits_dimension):

@@ -72,6 +72,20 @@ class MultiHead(Head):
 
     heads = property(lambda self: self._heads, doc="The heads, in order.")
 
+    @property
+    def loss_reduction(self):
+        """The heads' common loss reduction.
+
+        Raises:
+          ValueError: the heads reduce their losses differently (training needs
+            one reduction; as tf.estimator, checked when it is asked for).
+        """
+        reductions = [head.loss_reduction for head in self._heads]
+        if len(set(reductions)) > 1:
+            raise ValueError("The loss_reduction must be the same for different heads. "
+                             f"Given: {reductions}")
+        return reductions[0]
+
     def _split_logits(self, logits):
         """Returns a dict of head name to that head's logits."""
         if isinstance(logits, dict):

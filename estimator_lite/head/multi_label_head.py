@@ -122,8 +122,9 @@ class MultiLabelHead(Head):
         loss = tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
         return tf.reduce_mean(loss, axis=-1, keepdims=True)  # one loss per example
 
-    def _loss_shape_like(self, processed_labels):
-        return processed_labels[:, :1]
+    def _loss_dimension(self):
+        """One loss per example (summed over the classes), as tf.estimator."""
+        return 1
 
     def predictions(self, logits, keys=None):
         """Returns the predictions dict (only `keys` if given).
