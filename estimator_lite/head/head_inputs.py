@@ -210,7 +210,7 @@ def labels_like_logits(labels, logits):
         return labels
     labels = tf.convert_to_tensor(labels)
     if (labels.shape.ndims is not None and logits.shape.ndims is not None
-            and labels.shape.ndims == logits.shape.ndims - 1 and labels.shape.ndims > 1):
+            and labels.shape.ndims == logits.shape.ndims - 1):
         labels = tf.expand_dims(labels, -1)
     return labels
 
@@ -244,12 +244,16 @@ def check_labels_match_logits(labels, logits, label_dimension=None):
         return labels
     logits_shape, labels_shape = tf.shape(logits), tf.shape(labels)
     last = labels_shape[-1:] if label_dimension is None else [label_dimension]
-    expected = tf.concat([logits_shape[:-1], last], 0)
-    check = tf.Assert(_same_shape(expected, labels_shape), [
-        "labels shape must be [D0, D1, ... DN, labels dimension] with the logits' "
-        "[D0, D1, ... DN]", "expected_labels_shape: ", expected, "labels_shape: ",
-        labels_shape])
-    with tf.control_dependencies([check]):
+    message = f"labels shape must be [D0, D1, ... DN, {label_dimension or 'd'}]."
+    checks = []
+    if labels.shape.ndims is None:
+        checks.append(tf.assert_rank_at_least(labels, 2, message=message))
+    with tf.control_dependencies(checks):
+        expected = tf.concat([logits_shape[:-1], last], 0)
+        checks.append(tf.Assert(_same_shape(expected, labels_shape), [
+            message, "expected_labels_shape: ", expected, "labels_shape: ",
+            labels_shape]))
+    with tf.control_dependencies(checks):
         return tf.identity(labels)
 
 
