@@ -402,7 +402,22 @@ def _weights_matching_logits(weights, logits, per_logit):
                              "weights_shape: ", weights_shape])
     with tf.control_dependencies([check]):
         weights = tf.identity(weights)
+        if _known_misfit(weights.shape, logits.shape, one_rank_below, per_logit):
+            # Unknown static shape, so building the loss and metrics does not fail
+            # first with another error: the check above reports it when run.
+            weights = tf.placeholder_with_default(weights, [None] * weights.shape.ndims)
     return tf.expand_dims(weights, -1) if one_rank_below else weights
+
+
+def _known_misfit(weights_shape, logits_shape, one_rank_below, per_logit):
+    """Whether fully known static shapes already show that the weights do not fit."""
+    if not (weights_shape.is_fully_defined() and logits_shape.is_fully_defined()):
+        return False
+    weights_shape, logits_shape = weights_shape.as_list(), logits_shape.as_list()
+    if one_rank_below:
+        return weights_shape != logits_shape[:-1]
+    allowed = [logits_shape[:-1] + [1]] + ([logits_shape] if per_logit else [])
+    return weights_shape not in allowed
 
 
 def _same_shape(shape_a, shape_b):

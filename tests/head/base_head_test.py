@@ -135,7 +135,9 @@ def test_per_logit_weights_only_for_regression():
                  np.ones([2, 2], np.float32), weights)
     assert loss == pytest.approx(5.0 / 4)
     # tf.estimator fails when the graph runs.
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[batch_size, 1\]"):
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=re.escape("weights shape must be [D0, D1, ... DN] or "
+                                       "[D0, D1, ... DN, 1]")):
         _loss(el.MultiLabelHead(2, weight_column="w"), np.zeros([2, 2], np.float32),
               np.ones([2, 2], np.int64), weights)
 
