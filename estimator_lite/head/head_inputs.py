@@ -370,7 +370,8 @@ def weights_from_features(features, weight_column, logits, per_logit=True):
 
 def _weights_shape_message(per_logit):
     shapes = ("[D0, D1, ... DN], [D0, D1, ... DN, 1] or [D0, D1, ... DN, "
-              "logits_dimension]" if per_logit else "[D0, D1, ... DN] or [D0, D1, ... DN, 1]")
+              "logits_dimension]" if per_logit
+              else "[D0, D1, ... DN] or [D0, D1, ... DN, 1]")
     return f"weights shape must be {shapes}"
 
 

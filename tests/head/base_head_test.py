@@ -106,7 +106,8 @@ def test_integer_logits_are_cast():
 
 
 def test_rank_1_logits_are_refused():
-    with pytest.raises(ValueError, match=re.escape("logits shape must be [D0, D1, ... DN, logits_dimension]")):
+    with pytest.raises(ValueError, match=re.escape(
+            "logits shape must be [D0, D1, ... DN, logits_dimension]")):
         _loss(el.BinaryClassHead(), np.zeros([2], np.float32), np.array([[1], [0]]))
 
 

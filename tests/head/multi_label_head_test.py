@@ -109,6 +109,7 @@ def test_bad_arguments(kwargs, error, message):
 
 
 def test_labels_must_be_multi_hot(run_in_graph):
-    with pytest.raises(tf.errors.InvalidArgumentError, match="labels must be an integer indicator Tensor"):
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="labels must be an integer indicator Tensor"):
         run_in_graph(lambda: MultiLabelHead(3).loss(tf.constant([[2, 0, 1]]),
                                                     tf.constant(LOGITS[:1])))
