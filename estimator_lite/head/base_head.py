@@ -231,6 +231,9 @@ class Head(abc.ABC):
     # Whether labels have one value per logit (regression, multi-label) rather than
     # one class per example.
     _LABELS_PER_LOGIT = False
+    # Whether the labels' shape is checked before their values (as tf.estimator's
+    # heads but its MultiLabelHead).
+    _SHAPE_BEFORE_VALUES = True
 
     def _weights(self, features, logits):
         return head_inputs.weights_from_features(features, self._weight_column, logits,
@@ -240,7 +243,7 @@ class Head(abc.ABC):
         """Returns (processed labels, per-example loss)."""
         labels = head_inputs.labels_like_logits(labels, logits)
         label_dimension = self._logits_dimension if self._LABELS_PER_LOGIT else 1
-        if isinstance(labels, tf.Tensor):
+        if isinstance(labels, tf.Tensor) and self._SHAPE_BEFORE_VALUES:
             # Shape first, as tf.estimator: a wrong shape is reported as such, not
             # as out-of-range values.
             labels = head_inputs.check_labels_match_logits(labels, logits,

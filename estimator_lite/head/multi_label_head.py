@@ -54,6 +54,7 @@ class MultiLabelHead(Head):
     """
 
     _LABELS_PER_LOGIT = True
+    _SHAPE_BEFORE_VALUES = False
 
     def __init__(self, n_classes, weight_column=None, thresholds=None,
                  label_vocabulary=None, loss_reduction=reduction.SUM_OVER_BATCH_SIZE,
@@ -92,15 +93,18 @@ class MultiLabelHead(Head):
             labels = tf.SparseTensor.from_value(labels)
         if isinstance(labels, tf.SparseTensor):
             return tf.cast(self._indicator(labels), tf.float32)
+        if labels is not None:
+            labels = tf.convert_to_tensor(labels)
+            if labels.dtype == tf.string:
+                raise ValueError("string labels of MultiLabelHead must be a SparseTensor "
+                                 "of label_vocabulary names, got a dense string Tensor")
+            # As tf.estimator: the values first, then the shape. Float labels in
+            # [0, 1] are used as they are (soft labels are per-class
+            # probabilities), never truncated to ids.
+            labels = head_inputs.labels_in_range(
+                labels, 2, message="labels must be an integer indicator Tensor with "
+                "values in [0, 1]")
         labels = head_inputs.dense_labels(labels, self._n_classes)
-        if labels.dtype == tf.string:
-            raise ValueError("string labels of MultiLabelHead must be a SparseTensor of "
-                             "label_vocabulary names, got a dense string Tensor")
-        # As tf.estimator: float labels in [0, 1] are used as they are (soft labels
-        # are per-class probabilities), never truncated to ids.
-        labels = head_inputs.labels_in_range(
-            labels, 2, message="labels must be an integer indicator Tensor with values "
-            "in [0, 1]")
         return tf.cast(labels, tf.float32)
 
     def _indicator(self, labels):
