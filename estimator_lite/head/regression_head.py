@@ -19,7 +19,8 @@ def _check_label_dimension(label_dimension):
         raise TypeError(f"label_dimension must be an int >= 1, got {label_dimension!r} "
                         f"of type {type(label_dimension).__name__}")
     if label_dimension < 1:
-        raise ValueError(f"Invalid label_dimension {label_dimension!r}: it must be >= 1.")
+        raise ValueError(f"Invalid label_dimension {label_dimension!r}: label_dimension "
+                         "must be >= 1.")
     return int(label_dimension)
 
 
