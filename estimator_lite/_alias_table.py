@@ -134,7 +134,7 @@ _PRIVATE = {
     "head.multi_head": ("estimator_lite.head.multi_head",),
     "head.head_utils": ("estimator_lite.head.head_utils", "estimator_lite.head.head_inputs",
                         "estimator_lite.head"),
-    "head.sequential_head": (),
+    "head.sequential_head": ("estimator_lite.head.sequential_head",),
     "hooks": ("estimator_lite.hooks",),
     "hooks.hooks": ("estimator_lite.hooks",),
     "hooks.session_run_hook": ("estimator_lite.hooks",),

@@ -11,6 +11,9 @@ from estimator_lite._engine import distribute, mixed_precision
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import VARIABLE_TYPES, tf
 from estimator_lite.head import head_inputs, reduction
+
+# tf.estimator's base_head module holds call_loss_fn; programs reach it there.
+from estimator_lite.head.head_inputs import call_loss_fn  # noqa: F401
 from estimator_lite.head.keys import MetricKeys, metric_key
 from estimator_lite.head.metrics import Metric, eval_metric_ops, weighted_mean
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
@@ -52,8 +55,9 @@ def check_prediction_keys(keys, valid_keys):
     keys = [keys] if isinstance(keys, (str, tuple)) else list(keys)
     unknown = [k for k in keys if k not in valid_keys]
     if unknown:
-        raise ValueError(f"keys must be prediction keys of this head, one of "
-                         f"{list(valid_keys)}; got {unknown}")
+        raise ValueError(f"Prediction key must be in PredictionKeys, given: "
+                         f"{unknown[0]}. Valid prediction keys of this head: "
+                         f"{list(valid_keys)}")
     return keys
 
 
@@ -239,6 +243,12 @@ class Head(abc.ABC):
     # Whether example weights may be given per logit ([batch_size, d]): regression
     # heads only, as in tf.estimator.
     _PER_LOGIT_WEIGHTS = False
+    # Whether labels have one value per logit (regression, multi-label) rather than
+    # one class per example.
+    _LABELS_PER_LOGIT = False
+    # Whether the labels' shape is checked before their values (as tf.estimator's
+    # heads but its MultiLabelHead).
+    _SHAPE_BEFORE_VALUES = True
 
     def _weights(self, features, logits):
         return head_inputs.weights_from_features(features, self._weight_column, logits,
@@ -246,17 +256,32 @@ class Head(abc.ABC):
 
     def _unreduced_loss(self, labels, logits, features):
         """Returns (processed labels, per-example loss)."""
-        processed = self._processed_labels(head_inputs.labels_like_logits(labels, logits))
-        head_inputs.check_labels_match_logits(processed, logits)
+        labels = head_inputs.labels_like_logits(labels, logits)
+        label_dimension = self._logits_dimension if self._LABELS_PER_LOGIT else 1
+        if isinstance(labels, tf.Tensor) and self._SHAPE_BEFORE_VALUES:
+            # Shape first, as tf.estimator: a wrong shape is reported as such, not
+            # as out-of-range values.
+            labels = head_inputs.check_labels_match_logits(labels, logits,
+                                                           label_dimension)
+        processed = head_inputs.check_labels_match_logits(
+            self._processed_labels(labels), logits, label_dimension)
         if self._loss_fn is None:
             return processed, self._builtin_unreduced_loss(processed, logits)
         unreduced = head_inputs.call_loss_fn(self._loss_fn, processed, logits, features,
-                                             self._loss_shape_like(processed))
+                                             self._loss_dimension())
         return processed, unreduced
 
-    def _loss_shape_like(self, processed_labels):
-        """A tensor with the shape a custom loss_fn must return."""
-        return processed_labels
+    def _loss_dimension(self):
+        """The last dimension of the unreduced loss a custom loss_fn must return."""
+        return self._logits_dimension if self._LABELS_PER_LOGIT else 1
+
+    def _unweighted_loss_and_weights(self, logits, labels, features):
+        """The per-example loss and the weights (1.0 without a weight column), as
+        tf.estimator's heads' private method of that name."""
+        logits = self._checked_logits(logits)
+        _, unreduced = self._unreduced_loss(labels, logits, features)
+        weights = self._weights(features, logits)
+        return unreduced, 1.0 if weights is None else weights
 
     def loss(self, labels, logits, features=None, mode=None, regularization_losses=None):
         """Returns the scalar training loss, regularization losses added.
@@ -357,8 +382,9 @@ class Head(abc.ABC):
             if mode != ModeKeys.TRAIN:
                 raise ValueError(f"mode must be one of {ModeKeys.TRAIN!r}, "
                                  f"{ModeKeys.EVAL!r}, {ModeKeys.PREDICT!r}; got {mode!r}")
+            loss_reduction = self.loss_reduction  # A MultiHead's heads must agree.
             train_op = make_train_op(loss, optimizer, trainable_variables, train_op_fn,
-                                     update_ops, self._loss_reduction)
+                                     update_ops, loss_reduction)
             self._add_train_summaries(loss, regularization_losses, features, logits,
                                       labels)
             return EstimatorSpec(mode, predictions=predictions, loss=loss,
@@ -382,9 +408,9 @@ class Head(abc.ABC):
             spec = self._create_tpu_estimator_spec(**kwargs)
         except NotImplementedError:
             raise NotImplementedError(
-                f"{type(self).__name__} must implement create_estimator_spec() or "
-                "_create_tpu_estimator_spec() (subclasses of Head build their "
-                "EstimatorSpec)") from None
+                "Subclasses of Head must implement `create_estimator_spec()` or "
+                f"_create_tpu_estimator_spec(). {type(self).__name__} implements "
+                "neither.") from None
         as_estimator_spec = getattr(spec, "as_estimator_spec", None)
         return as_estimator_spec() if as_estimator_spec is not None else spec
 

@@ -15,7 +15,6 @@ from estimator_lite.head.metrics import auc, broadcast_weights, weighted_mean
 __all__ = ["BinaryClassHead", "classification_export_outputs"]
 
 # Named in the run-time error of a label outside [0, 1].
-_RANGE_WHAT = "labels (class ids, or probabilities of class 1)"
 _KEYS = (PredictionKeys.LOGITS, PredictionKeys.LOGISTIC, PredictionKeys.PROBABILITIES,
          PredictionKeys.CLASS_IDS, PredictionKeys.CLASSES, PredictionKeys.ALL_CLASS_IDS,
          PredictionKeys.ALL_CLASSES)
@@ -81,7 +80,7 @@ class BinaryClassHead(Head):
         # Float labels are kept, not truncated to ids: as in tf.estimator, a label in
         # [0, 1] is the probability of class 1 in the sigmoid cross-entropy.
         labels = tf.cast(labels, tf.float32)
-        return head_inputs.labels_in_range(labels, 0, 1, _RANGE_WHAT)
+        return head_inputs.labels_in_range(labels, 2)
 
     def _builtin_unreduced_loss(self, labels, logits):
         return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)

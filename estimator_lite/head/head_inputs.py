@@ -57,8 +57,10 @@ def check_thresholds(thresholds):
             raise TypeError(f"thresholds must contain only numbers, got {value!r} in "
                             f"{thresholds!r}")
         if not 0.0 < value < 1.0:
-            raise ValueError(f"thresholds must be strictly between 0 and 1, got {value!r} "
-                             f"in {thresholds!r}")
+            # The opening words are tf.estimator's (programs may match them).
+            raise ValueError(f"thresholds must be in (0, 1) range. Given: {value!r} "
+                             f"(thresholds not in (0, 1): {thresholds!r}; each must be "
+                             "strictly between 0 and 1)")
     return thresholds
 
 
@@ -67,15 +69,19 @@ def check_label_vocabulary(label_vocabulary, n_classes):
     if label_vocabulary is None:
         return None
     if not isinstance(label_vocabulary, (list, tuple)):
-        raise TypeError("label_vocabulary must be a list or tuple of strings, got "
-                        f"{label_vocabulary!r} of type {type(label_vocabulary).__name__}")
+        # ValueError, as tf.estimator's heads.
+        raise ValueError("label_vocabulary must be a list or tuple. Given type: "
+                         f"{type(label_vocabulary)}. (It names the classes with "
+                         f"strings; got {label_vocabulary!r}.)")
     vocabulary = tuple(label_vocabulary)
     for value in vocabulary:
         if not isinstance(value, str):
             raise TypeError(f"label_vocabulary must contain only strings, got {value!r} "
                             f"in {vocabulary!r}")
     if len(vocabulary) != n_classes:
-        raise ValueError(f"label_vocabulary must have n_classes={n_classes} items, got "
+        raise ValueError(f"Length of label_vocabulary must be n_classes ({n_classes}). "
+                         f"Given: {len(vocabulary)}; label_vocabulary must have "
+                         f"n_classes={n_classes} items, got "
                          f"{len(vocabulary)}: {vocabulary!r}")
     if len(set(vocabulary)) != len(vocabulary):
         raise ValueError(f"label_vocabulary must not repeat a class, got {vocabulary!r}")
@@ -91,13 +97,23 @@ def check_loss_fn(loss_fn):
         raise TypeError(f"loss_fn must be callable, got {loss_fn!r} of type "
                         f"{type(loss_fn).__name__}")
     args = _declared_args(loss_fn)
-    if args is not None:
-        missing = [a for a in ("labels", "logits") if a not in args]
-        unknown = [a for a in args if a not in ("labels", "logits", "features")]
-        if missing or unknown:
-            raise ValueError("loss_fn must take arguments labels, logits and optionally "
-                             f"features; it takes {args}")
+    if args is None:
+        return loss_fn
+    for required in ("labels", "logits"):
+        if required not in args:
+            raise ValueError(f"loss_fn must contain argument: {required}. Given "
+                             f"arguments: {tuple(args)} (loss_fn takes labels, logits "
+                             "and optionally features)")
+    unknown = [a for a in args if a not in _LOSS_FN_ARGS]
+    if unknown:
+        raise ValueError(f"loss_fn has unexpected args: {unknown} (it may take only "
+                         f"{list(_LOSS_FN_ARGS)})")
     return loss_fn
+
+
+# What a loss_fn may declare; loss_reduction is accepted (as by tf.estimator) but
+# never passed, so it needs a default.
+_LOSS_FN_ARGS = ("labels", "logits", "features", "loss_reduction")
 
 
 def _declared_args(fn):
@@ -111,52 +127,80 @@ def _declared_args(fn):
     return [p.name for p in params]
 
 
-def call_loss_fn(loss_fn, labels, logits, features, expected_shape_tensor):
-    """Calls a user `loss_fn` and checks it returned one loss per label element.
+def call_loss_fn(loss_fn, labels, logits, features, expected_loss_dim=1):
+    """Calls a user `loss_fn` and checks that it returned the unreduced loss.
+
+    The loss must have shape [D0, ..., DN, expected_loss_dim] for logits
+    [D0, ..., DN, d]. As in tf.estimator, a graph checks that when it runs
+    (InvalidArgumentError naming both shapes); eagerly a wrong shape is a
+    ValueError at once.
+
+    Args:
+      loss_fn: callable(labels, logits[, features]).
+      labels: the processed labels.
+      logits: the logits.
+      features: the features dict (passed if loss_fn takes `features`).
+      expected_loss_dim: the loss's last dimension.
 
     Returns:
-      The unreduced loss as float32, same shape as `expected_shape_tensor`.
+      The unreduced loss as float32.
 
     Raises:
-      ValueError: the loss has a different static shape than the labels.
+      ValueError: eagerly, the loss has another shape.
     """
     args = _declared_args(loss_fn)
     kwargs = {"labels": labels, "logits": logits}
     if args is None or "features" in args:
         kwargs["features"] = features
-    loss = tf.convert_to_tensor(loss_fn(**kwargs))
-    loss = tf.cast(loss, tf.float32)
-    if loss.shape.ndims == 1:
-        loss = tf.expand_dims(loss, -1)
-    expected = expected_shape_tensor.shape
-    if loss.shape.ndims is not None and expected.ndims is not None and (
-            not loss.shape.is_compatible_with(expected)):
-        raise ValueError("loss_fn must return the unreduced loss of shape "
-                         f"{expected} (one value per label), got shape {loss.shape}")
-    return loss
+    loss = tf.cast(tf.convert_to_tensor(loss_fn(**kwargs)), tf.float32)
+    message = f"loss_fn must return Tensor of shape [D0, D1, ... DN, {expected_loss_dim}]. "
+    if tf.executing_eagerly():
+        logits_shape = tuple(logits.shape.as_list())
+        if tuple(loss.shape.as_list()) != logits_shape[:-1] + (expected_loss_dim,):
+            raise ValueError(f"{message}logits_shape: {logits_shape}. loss_shape: "
+                             f"{tuple(loss.shape.as_list())}.")
+        return loss
+    logits_shape, loss_shape = tf.shape(logits), tf.shape(loss)
+    expected = tf.concat([logits_shape[:-1], [expected_loss_dim]], 0)
+    check = tf.Assert(_same_shape(expected, loss_shape), [
+        message, "logits_shape: ", logits_shape, "loss_shape: ", loss_shape])
+    with tf.control_dependencies([check]):
+        return tf.identity(loss)
 
 
 def check_logits(logits, logits_dimension):
     """Returns `logits` as a float32 Tensor [D0, ..., DN, logits_dimension].
 
-    Integer logits are cast, as tf.estimator's heads do.
+    Integer logits are cast, as tf.estimator's heads do. A shape not known when
+    the graph is built is checked when it runs (InvalidArgumentError).
 
     Raises:
-      ValueError: not numbers, rank below 2, or the last dimension is not
-        `logits_dimension`.
+      ValueError: not numbers, or a known rank below 2 or last dimension other
+        than `logits_dimension`.
     """
     logits = tf.convert_to_tensor(logits)
     if not (logits.dtype.is_floating or logits.dtype.is_integer):
         raise ValueError(f"logits must be a float Tensor, got dtype {logits.dtype.name}")
     logits = tf.cast(logits, tf.float32)
-    last = logits.shape[-1] if logits.shape.ndims else None
+    shape = logits.shape
+    last = shape[-1] if shape.ndims else None
     last = getattr(last, "value", last)
-    if logits.shape.ndims is not None and (logits.shape.ndims < 2 or (
+    if shape.ndims is not None and (shape.ndims < 2 or (
             last is not None and last != logits_dimension)):
-        raise ValueError("logits must have shape [batch_size, logits_dimension] (or "
-                         f"[D0, ..., DN, logits_dimension]) with logits_dimension="
-                         f"{logits_dimension}, got shape {logits.shape}")
-    return logits
+        raise ValueError(f"{_LOGITS_SHAPE} (e.g. [batch_size, logits_dimension]) with "
+                         f"logits_dimension={logits_dimension}, got {shape}.")
+    if last is not None or not isinstance(logits_dimension, int):
+        return logits
+    logits_shape = tf.shape(logits)
+    checks = [tf.assert_rank_at_least(logits, 2, data=[logits_shape],
+                                      message=_LOGITS_SHAPE),
+              tf.assert_equal(logits_dimension, logits_shape[-1], data=[logits_shape],
+                              message=_LOGITS_SHAPE)]
+    with tf.control_dependencies(checks):
+        return tf.identity(logits)
+
+
+_LOGITS_SHAPE = "logits shape must be [D0, D1, ... DN, logits_dimension]"
 
 
 def labels_like_logits(labels, logits):
@@ -166,25 +210,51 @@ def labels_like_logits(labels, logits):
         return labels
     labels = tf.convert_to_tensor(labels)
     if (labels.shape.ndims is not None and logits.shape.ndims is not None
-            and labels.shape.ndims == logits.shape.ndims - 1 and labels.shape.ndims > 1):
+            and labels.shape.ndims == logits.shape.ndims - 1):
         labels = tf.expand_dims(labels, -1)
     return labels
 
 
-def check_labels_match_logits(labels, logits):
+def check_labels_match_logits(labels, logits, label_dimension=None):
     """Checks that processed labels and logits agree on all but the last dimension.
+
+    Known shapes are checked at once; others when the graph runs
+    (InvalidArgumentError naming the expected and actual labels shapes), as in
+    tf.estimator.
+
+    Args:
+      labels: the processed labels.
+      logits: the logits.
+      label_dimension: the labels' expected last dimension (None: any).
+
+    Returns:
+      The labels (with the run-time check attached when one is needed).
 
     Raises:
       ValueError: e.g. a batch of labels of another size than the logits' (it
         would broadcast into a wrong loss).
     """
-    if labels.shape.ndims is None or logits.shape.ndims is None:
-        return
-    if labels.shape.ndims != logits.shape.ndims or not labels.shape[:-1].is_compatible_with(
-            logits.shape[:-1]):
-        raise ValueError("labels and logits must have the same shape but for the last "
-                         f"dimension, got labels of shape {labels.shape} and logits of "
-                         f"shape {logits.shape}")
+    if labels.shape.ndims is not None and logits.shape.ndims is not None and (
+            labels.shape.ndims != logits.shape.ndims
+            or not labels.shape[:-1].is_compatible_with(logits.shape[:-1])):
+        raise ValueError("logits and labels must have the same shape but for the last "
+                         f"dimension, got labels shape {labels.shape} and logits shape "
+                         f"{logits.shape}")
+    if labels.shape.is_fully_defined() and logits.shape.is_fully_defined():
+        return labels
+    logits_shape, labels_shape = tf.shape(logits), tf.shape(labels)
+    last = labels_shape[-1:] if label_dimension is None else [label_dimension]
+    message = f"labels shape must be [D0, D1, ... DN, {label_dimension or 'd'}]."
+    checks = []
+    if labels.shape.ndims is None:
+        checks.append(tf.assert_rank_at_least(labels, 2, message=message))
+    with tf.control_dependencies(checks):
+        expected = tf.concat([logits_shape[:-1], last], 0)
+        checks.append(tf.Assert(_same_shape(expected, labels_shape), [
+            message, "expected_labels_shape: ", expected, "labels_shape: ",
+            labels_shape]))
+    with tf.control_dependencies(checks):
+        return tf.identity(labels)
 
 
 def dense_labels(labels, label_dimension):
@@ -194,10 +264,13 @@ def dense_labels(labels, label_dimension):
       ValueError: labels are missing, sparse, or have another last dimension.
     """
     if labels is None:
-        raise ValueError("labels must be a Tensor in TRAIN and EVAL modes, got None; "
+        raise ValueError("You must provide a labels Tensor. Given: None. Labels are "
+                         "needed in TRAIN and EVAL modes; "
                          "check that the input_fn returns (features, labels)")
     if isinstance(labels, (tf.SparseTensor, tf.SparseTensorValue)):
-        raise ValueError(f"labels must be a dense Tensor for this head, got {labels!r}")
+        raise ValueError("SparseTensor labels are not supported. Labels must be a "
+                         f"dense Tensor [batch_size, {label_dimension}] for this head, "
+                         f"got {labels!r}")
     labels = tf.convert_to_tensor(labels)
     if labels.shape.ndims == 1 and label_dimension == 1:
         labels = tf.expand_dims(labels, -1)
@@ -205,8 +278,9 @@ def dense_labels(labels, label_dimension):
     last = getattr(last, "value", last)
     if labels.shape.ndims is not None and (labels.shape.ndims < 2 or (
             last is not None and last != label_dimension)):
-        raise ValueError(f"labels must have shape [batch_size, {label_dimension}] "
-                         f"(label dimension {label_dimension}), got shape {labels.shape}")
+        raise ValueError(f"Mismatched label shape. Expected labels dimension="
+                         f"{label_dimension}. Received {last}. labels must have shape "
+                         f"[batch_size, {label_dimension}], got shape {labels.shape}")
     return labels
 
 
@@ -232,31 +306,50 @@ def class_ids_from_labels(labels, label_vocabulary):
         return tf.argmax(tf.cast(matches, tf.int32), axis=-1)
 
 
-def labels_in_range(labels, low, high, what):
-    """Returns `labels` with a run-time check that low <= labels <= high."""
+def labels_in_range(labels, n_classes, message=None):
+    """Returns `labels` with a check that 0 <= labels <= n_classes - 1.
+
+    In a graph the check runs with the graph (InvalidArgumentError; at once when
+    the labels are constants); eagerly it is a ValueError, as tf.estimator's.
+
+    Args:
+      labels: class ids (or 0/1 probabilities for n_classes=2).
+      n_classes: the number of classes.
+      message: the error message; by default tf.estimator's wording.
+    """
+    high = n_classes - 1
+    if tf.executing_eagerly():
+        if not bool(tf.reduce_all(labels <= tf.cast(high, labels.dtype))):
+            raise ValueError(message or f"Labels must be <= {n_classes} - 1")
+        if not bool(tf.reduce_all(labels >= tf.cast(0, labels.dtype))):
+            raise ValueError(message or "Labels must be >= 0")
+        return labels
     checks = [
-        tf.assert_greater_equal(labels, tf.cast(low, labels.dtype),
-                                message=f"{what} must be >= {low}"),
         tf.assert_less_equal(labels, tf.cast(high, labels.dtype),
-                             message=f"{what} must be <= {high}"),
+                             message=message or "Labels must be <= n_classes - 1"),
+        tf.assert_non_negative(labels, message=message or "Labels must be >= 0"),
     ]
     with tf.control_dependencies(checks):
         return tf.identity(labels)
 
 
 def weights_from_features(features, weight_column, logits, per_logit=True):
-    """Returns the example weights as float32 [batch_size, 1 or d], or None.
+    """Returns the example weights as float32 [D0, ..., DN, 1 or d], or None.
+
+    Logits are [D0, ..., DN, d]; weights may be [D0, ..., DN] (given a last
+    dimension of 1), [D0, ..., DN, 1], or, with `per_logit`, [D0, ..., DN, d]. As
+    in tf.estimator, a graph checks the shape when it runs (InvalidArgumentError
+    naming both shapes); eagerly a wrong shape is a ValueError at once.
 
     Args:
       features: the features dict.
       weight_column: None, a feature key or a numeric feature column.
-      logits: the head's logits [batch_size, d].
-      per_logit: whether [batch_size, d] weights (one per logit) are allowed; where
-        not (classification heads), such weights fail when the graph runs, with
-        InvalidArgumentError, as in tf.estimator.
+      logits: the head's logits [D0, ..., DN, d].
+      per_logit: whether weights may be given per logit (regression heads).
 
     Raises:
-      ValueError: the weight feature is missing or has an incompatible shape.
+      ValueError: the weight feature is missing or not numeric; eagerly, its
+        shape does not fit the logits.
     """
     if weight_column is None:
         return None
@@ -265,26 +358,73 @@ def weights_from_features(features, weight_column, logits, per_logit=True):
         raise ValueError(f"weight_column {key!r} is not in features; feature keys: "
                          f"{sorted(features) if isinstance(features, dict) else features}")
     if isinstance(weight_column, str):
-        weights = tf.cast(tf.convert_to_tensor(features[key]), tf.float32)
+        weights = tf.convert_to_tensor(features[key])
+        if not (weights.dtype.is_floating or weights.dtype.is_integer):
+            raise ValueError("Weight column should be castable to float. Given dtype: "
+                             f"{weights.dtype.name} (feature {key!r})")
+        weights = tf.cast(weights, tf.float32)
     else:
         weights = tf.feature_column.input_layer({key: features[key]}, [weight_column])
-    if weights.shape.ndims == 1:
-        weights = tf.expand_dims(weights, -1)
-    last = weights.shape[-1] if weights.shape.ndims else None
-    last = getattr(last, "value", last)
-    dim = logits.shape[-1]
-    dim = getattr(dim, "value", dim)
-    if weights.shape.ndims is not None and (weights.shape.ndims != 2 or (
-            last is not None and last not in (1, dim))):
-        shapes = (f"[batch_size], [batch_size, 1] or [batch_size, {dim}]" if per_logit
-                  else "[batch_size] or [batch_size, 1]")
-        raise ValueError(f"weights (feature {key!r}) must have shape {shapes}, got "
-                         f"{weights.shape}")
-    if not per_logit and last is not None and last != 1:
-        failed = tf.Assert(False, [f"weights (feature {key!r}) must have shape "
-                                   "[batch_size] or [batch_size, 1] for this head; got "
-                                   "shape", tf.shape(weights)])
-        with tf.control_dependencies([failed]):
-            # Unknown static shape, so building the loss does not fail first.
-            weights = tf.placeholder_with_default(weights, [None, None])
-    return weights
+    return _weights_matching_logits(weights, logits, per_logit)
+
+
+def _weights_shape_message(per_logit):
+    shapes = ("[D0, D1, ... DN], [D0, D1, ... DN, 1] or [D0, D1, ... DN, "
+              "logits_dimension]" if per_logit
+              else "[D0, D1, ... DN] or [D0, D1, ... DN, 1]")
+    return f"weights shape must be {shapes}"
+
+
+def _weights_matching_logits(weights, logits, per_logit):
+    """`weights` checked against the logits' shape, one rank below made [..., 1]."""
+    message = _weights_shape_message(per_logit)
+    weights_rank, logits_rank = weights.shape.ndims, logits.shape.ndims
+    one_rank_below = (weights_rank is not None and logits_rank is not None
+                      and weights_rank == logits_rank - 1)
+    if tf.executing_eagerly():
+        logits_shape = tuple(logits.shape.as_list())
+        weights_shape = tuple(weights.shape.as_list())
+        allowed = [logits_shape[:-1]] if one_rank_below else (
+            [logits_shape[:-1] + (1,)] + ([logits_shape] if per_logit else []))
+        if weights_shape not in allowed:
+            raise ValueError(f"{message}, logits_shape: {logits_shape}. weights_shape: "
+                             f"{weights_shape}.")
+        return tf.expand_dims(weights, -1) if one_rank_below else weights
+    logits_shape, weights_shape = tf.shape(logits), tf.shape(weights)
+    if one_rank_below:
+        expected = logits_shape[:-1]
+        fits = _same_shape(expected, weights_shape)
+    else:
+        expected = tf.concat([logits_shape[:-1], [1]], 0)
+        fits = _same_shape(expected, weights_shape)
+        if per_logit:
+            fits = tf.logical_or(fits, _same_shape(logits_shape, weights_shape))
+    check = tf.Assert(fits, [message, "logits_shape: ", logits_shape,
+                             "weights_shape: ", weights_shape])
+    with tf.control_dependencies([check]):
+        weights = tf.identity(weights)
+        if _known_misfit(weights.shape, logits.shape, one_rank_below, per_logit):
+            # Unknown static shape, so building the loss and metrics does not fail
+            # first with another error: the check above reports it when run.
+            weights = tf.placeholder_with_default(weights, [None] * weights.shape.ndims)
+    return tf.expand_dims(weights, -1) if one_rank_below else weights
+
+
+def _known_misfit(weights_shape, logits_shape, one_rank_below, per_logit):
+    """Whether fully known static shapes already show that the weights do not fit."""
+    if not (weights_shape.is_fully_defined() and logits_shape.is_fully_defined()):
+        return False
+    weights_shape, logits_shape = weights_shape.as_list(), logits_shape.as_list()
+    if one_rank_below:
+        return weights_shape != logits_shape[:-1]
+    allowed = [logits_shape[:-1] + [1]] + ([logits_shape] if per_logit else [])
+    return weights_shape not in allowed
+
+
+def _same_shape(shape_a, shape_b):
+    """Whether two 1-D shape tensors are equal (False, not an error, for other
+    ranks)."""
+    same_rank = tf.equal(tf.size(shape_a), tf.size(shape_b))
+    return tf.cond(same_rank,
+                   lambda: tf.reduce_all(tf.equal(shape_a, shape_b)),
+                   lambda: tf.constant(False))

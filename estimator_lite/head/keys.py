@@ -43,6 +43,19 @@ class MetricKeys:
     ACCURACY_AT_THRESHOLD = "accuracy/positive_threshold_%g"
     PRECISION_AT_THRESHOLD = "precision/positive_threshold_%g"
     RECALL_AT_THRESHOLD = "recall/positive_threshold_%g"
+    # Metrics at a constraint on a competing metric (a float in (0, 1)).
+    PRECISION_AT_RECALL = "precision_at_recall_%g"
+    RECALL_AT_PRECISION = "recall_at_precision_%g"
+    SENSITIVITY_AT_SPECIFICITY = "sensitivity_at_specificity_%g"
+    SPECIFICITY_AT_SENSITIVITY = "specificity_at_sensitivity_%g"
+    # MultiLabelHead's per-class metrics (classes_for_class_based_metrics), by class
+    # id or, with a label_vocabulary, by class name.
+    PROBABILITY_MEAN_AT_CLASS = "probability_mean/class%d"
+    AUC_AT_CLASS = "auc/class%d"
+    AUC_PR_AT_CLASS = "auc_precision_recall/class%d"
+    PROBABILITY_MEAN_AT_NAME = "probability_mean/%s"
+    AUC_AT_NAME = "auc/%s"
+    AUC_PR_AT_NAME = "auc_precision_recall/%s"
 
 
 def metric_key(key, head_name=None):

@@ -3,6 +3,11 @@
 A head's `metrics()` returns `Metric` objects; `update_metrics` builds each one
 once in the current graph, after which it holds the `(value, update_op)` pair an
 EstimatorSpec's `eval_metric_ops` needs.
+
+Eagerly (a head's methods called outside a graph, as tf.estimator 2.15's heads
+allow), a Metric accumulates like a Keras metric: each `update_state` adds a
+batch and `result()` returns the value so far. It runs its graph ops in a graph
+and session of its own, fed with the batch's values.
 """
 
 from estimator_lite._pycompat import zip_strict
@@ -30,13 +35,21 @@ class Metric:
         self.name = name
         self._build_fn = build_fn
         self._pair = None
+        self._eager = None
 
     def update_state(self, *args, **kwargs):
         """Builds the metric's variables and ops; returns the update op.
 
+        Eagerly, adds this batch to the metric instead (and returns None).
+
         Raises:
           ValueError: the metric was already built (graph metrics build once).
         """
+        if tf.executing_eagerly():
+            if self._eager is None:
+                self._eager = _EagerMetric(self._build_fn, args, kwargs)
+            self._eager.update(args, kwargs)
+            return None
         if self._pair is not None:
             raise ValueError(f"metric {self.name!r} was already updated; call the "
                              "head's metrics() again for a new set of metrics")
@@ -46,16 +59,24 @@ class Metric:
 
     @property
     def built(self):
-        """Whether `update_state` has run."""
+        """Whether `update_state` has run (in a graph; eagerly it may run again)."""
         return self._pair is not None
 
     def result(self):
-        """Returns the value tensor.
+        """Returns the value tensor (eagerly: the value over the batches so far).
 
         Raises:
           ValueError: the metric has not been updated yet.
         """
+        if self._eager is not None and tf.executing_eagerly():
+            return tf.constant(self._eager.result())
         return self.value_and_update_op[0]
+
+    def reset_state(self):
+        """Eagerly, forgets the batches added so far (a graph metric is reset by
+        running the local variables' initializer)."""
+        if self._eager is not None:
+            self._eager.reset()
 
     @property
     def value_and_update_op(self):
@@ -64,6 +85,67 @@ class Metric:
             raise ValueError(f"metric {self.name!r} has not been updated; pass it to "
                              "the head's update_metrics first")
         return self._pair
+
+
+def _map_inputs(fn, value):
+    """Applies `fn` to every tensor-like leaf of a metric's inputs (EvalContexts,
+    dicts, lists and tuples walked; None and Python scalars kept)."""
+    if value is None or isinstance(value, (bool, str, bytes)):
+        return value
+    if isinstance(value, dict):
+        return {key: _map_inputs(fn, item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map_inputs(fn, item) for item in value)
+    if hasattr(value, "__dict__") and not hasattr(value, "dtype"):
+        # An EvalContext: the same object type, its fields mapped.
+        mapped = object.__new__(type(value))
+        mapped.__dict__.update(_map_inputs(fn, vars(value)))
+        return mapped
+    return fn(value)
+
+
+class _EagerMetric:
+    """A metric's graph ops in a graph and session of its own, fed eagerly.
+
+    The first batch fixes the inputs' dtypes and shapes but for the batch size;
+    each update feeds a batch's values and runs the update op.
+    """
+
+    def __init__(self, build_fn, args, kwargs):
+        self._graph = tf.Graph()
+        self._placeholders = []
+        with self._graph.as_default():
+            inputs = _map_inputs(self._placeholder, (list(args), dict(kwargs)))
+            self._value, self._update = build_fn(*inputs[0], **inputs[1])
+            self._reset = tf.local_variables_initializer()
+            initialize = tf.group(tf.global_variables_initializer(), self._reset)
+        self._session = tf.Session(graph=self._graph)
+        self._session.run(initialize)
+
+    def _placeholder(self, value):
+        tensor = tf.convert_to_tensor(_numpy(value))
+        shape = tensor.shape.as_list()
+        # Batches may differ in size only (the first dimension).
+        placeholder = tf.placeholder(tensor.dtype, [None] + shape[1:] if shape else [])
+        self._placeholders.append(placeholder)
+        return placeholder
+
+    def update(self, args, kwargs):
+        values = []
+        _map_inputs(lambda v: values.append(_numpy(v)), (list(args), dict(kwargs)))
+        self._session.run(self._update,
+                          dict(zip_strict(self._placeholders, values)))
+
+    def result(self):
+        return self._session.run(self._value)
+
+    def reset(self):
+        self._session.run(self._reset)
+
+
+def _numpy(value):
+    """An eager tensor's (or array-like's) value."""
+    return value.numpy() if hasattr(value, "numpy") else value
 
 
 def eval_metric_ops(metrics):

@@ -15,15 +15,26 @@ _KEYS = (PredictionKeys.LOGITS, PredictionKeys.PROBABILITIES, PredictionKeys.CLA
          PredictionKeys.CLASSES, PredictionKeys.ALL_CLASS_IDS, PredictionKeys.ALL_CLASSES)
 
 
-def check_n_classes(n_classes, minimum, head_kind):
-    """Checks `n_classes`: an int >= `minimum` (named `head_kind` in the message)."""
-    if n_classes is None or isinstance(n_classes, bool) or not isinstance(
-            n_classes, numbers.Integral):
-        raise TypeError(f"n_classes must be an int >= {minimum} for {head_kind}, got "
-                        f"{n_classes!r} of type {type(n_classes).__name__}")
+def check_n_classes(n_classes, minimum, too_small_message):
+    """Checks `n_classes`: an int >= `minimum`.
+
+    Args:
+      n_classes: the argument.
+      minimum: its least valid value.
+      too_small_message: the ValueError's message when it is None or smaller
+        (formatted with ``n_classes``).
+
+    Raises:
+      ValueError: None or below `minimum` (as tf.estimator's heads).
+      TypeError: not an int.
+    """
+    if n_classes is None:
+        raise ValueError(too_small_message.format(n_classes=n_classes))
+    if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral):
+        raise TypeError(f"n_classes must be an int >= {minimum}, got {n_classes!r} of "
+                        f"type {type(n_classes).__name__}")
     if n_classes < minimum:
-        raise ValueError(f"n_classes must be >= {minimum} for {head_kind}, got "
-                         f"{n_classes!r}")
+        raise ValueError(too_small_message.format(n_classes=n_classes))
     return int(n_classes)
 
 
@@ -49,8 +60,12 @@ class MultiClassHead(Head):
         Raises:
           TypeError / ValueError: an argument has a wrong type or value.
         """
-        self._n_classes = check_n_classes(n_classes, 3, "MultiClassHead (use "
-                                          "BinaryClassHead for 2 classes)")
+        if n_classes is None:
+            raise ValueError("n_classes cannot be None: MultiClassHead needs the number "
+                             "of classes (> 2)")
+        self._n_classes = check_n_classes(
+            n_classes, 3, "n_classes must be > 2: {n_classes}. (MultiClassHead needs "
+            "at least 3 classes; use BinaryClassHead for 2.)")
         super().__init__(self._n_classes, name=name, weight_column=weight_column,
                          loss_reduction=loss_reduction, loss_fn=loss_fn)
         self._label_vocabulary = head_inputs.check_label_vocabulary(label_vocabulary,
@@ -62,12 +77,11 @@ class MultiClassHead(Head):
         labels = head_inputs.dense_labels(labels, 1)
         if self._label_vocabulary is None and labels.dtype.is_floating:
             # Not truncated to ids (tf.estimator refuses them too).
-            raise ValueError("labels of MultiClassHead must be integer class ids (or "
-                             "strings with label_vocabulary), got dtype "
-                             f"{labels.dtype.name}")
+            raise ValueError(f"Labels dtype should be integer. Instead got "
+                             f"{labels.dtype.name} (MultiClassHead's labels are class "
+                             "ids, or strings with label_vocabulary).")
         ids = head_inputs.class_ids_from_labels(labels, self._label_vocabulary)
-        return head_inputs.labels_in_range(ids, 0, self._n_classes - 1,
-                                           "labels (class ids)")
+        return head_inputs.labels_in_range(ids, self._n_classes)
 
     def _builtin_unreduced_loss(self, labels, logits):
         loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels[..., 0],

@@ -15,14 +15,15 @@ __all__ = ["MultiHead"]
 
 def _check_heads(heads):
     if not isinstance(heads, (list, tuple)) or not heads:
-        raise ValueError(f"heads must be a non-empty list of heads, got {heads!r}")
+        raise ValueError(f"Must specify heads. Given: {heads!r} (a non-empty list of "
+                         "heads)")
     for head in heads:
         if not isinstance(head, Head):
             raise TypeError(f"heads must contain only estimator_lite heads, got {head!r} "
                             f"of type {type(head).__name__}")
         if not head.name:
-            raise ValueError(f"every head of a MultiHead must have a name, got {head!r} "
-                             "with name None")
+            raise ValueError("All given heads must have name specified. Given: "
+                             f"{head!r} (with name None)")
     names = [head.name for head in heads]
     if len(set(names)) != len(names):
         raise ValueError(f"head names must be unique, got {names}")
@@ -34,8 +35,9 @@ def _check_head_weights(head_weights, n_heads):
         return None
     weights = tuple(head_weights)
     if len(weights) != n_heads:
-        raise ValueError(f"head_weights must have one weight per head ({n_heads}), got "
-                         f"{len(weights)}: {weights!r}")
+        raise ValueError("heads and head_weights must have the same size. Given "
+                         f"len(heads): {n_heads}. Given len(head_weights): "
+                         f"{len(weights)}.")
     for weight in weights:
         if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
             raise TypeError(f"head_weights must contain only numbers, got {weight!r}")
@@ -70,6 +72,20 @@ class MultiHead(Head):
 
     heads = property(lambda self: self._heads, doc="The heads, in order.")
 
+    @property
+    def loss_reduction(self):
+        """The heads' common loss reduction.
+
+        Raises:
+          ValueError: the heads reduce their losses differently (training needs
+            one reduction; as tf.estimator, checked when it is asked for).
+        """
+        reductions = [head.loss_reduction for head in self._heads]
+        if len(set(reductions)) > 1:
+            raise ValueError("The loss_reduction must be the same for different heads. "
+                             f"Given: {reductions}")
+        return reductions[0]
+
     def _split_logits(self, logits):
         """Returns a dict of head name to that head's logits."""
         if isinstance(logits, dict):
@@ -82,8 +98,10 @@ class MultiHead(Head):
         last = logits.shape[-1] if logits.shape.ndims else None
         last = getattr(last, "value", last)
         if last is not None and last != self._logits_dimension:
-            raise ValueError(f"logits must have last dimension {self._logits_dimension} "
-                             f"(sum over the heads), got shape {logits.shape}")
+            raise ValueError(f"Could not split logits of shape {logits.shape} among the "
+                             "heads with logits dimensions "
+                             f"{[h.logits_dimension for h in self._heads]}: the last "
+                             f"dimension must be {self._logits_dimension}, got {last}.")
         parts = tf.split(logits, [h.logits_dimension for h in self._heads], axis=-1)
         return {h.name: part for h, part in zip_strict(self._heads, parts)}
 

@@ -30,13 +30,14 @@ def _check_class_metrics(classes_for_class_based_metrics, n_classes, label_vocab
     for value in classes_for_class_based_metrics:
         if isinstance(value, str):
             if label_vocabulary is None or value not in label_vocabulary:
-                raise ValueError("classes_for_class_based_metrics names must be in "
-                                 f"label_vocabulary {label_vocabulary!r}; got {value!r}")
+                raise ValueError(f"{value!r} is not in list: classes_for_class_based_"
+                                 "metrics names must be in label_vocabulary "
+                                 f"{label_vocabulary!r}")
             ids.append(label_vocabulary.index(value))
         elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
             if not 0 <= value < n_classes:
-                raise ValueError("classes_for_class_based_metrics ids must be in "
-                                 f"[0, {n_classes - 1}], got {value!r}")
+                raise ValueError("All classes_for_class_based_metrics must be in range "
+                                 f"[0, {n_classes - 1}]. Given: {value!r}")
             ids.append(int(value))
         else:
             raise TypeError("classes_for_class_based_metrics must contain class ids "
@@ -51,6 +52,9 @@ class MultiLabelHead(Head):
     class ids (or of `label_vocabulary` strings). Predictions: logits, probabilities,
     classes (every class name, per example).
     """
+
+    _LABELS_PER_LOGIT = True
+    _SHAPE_BEFORE_VALUES = False
 
     def __init__(self, n_classes, weight_column=None, thresholds=None,
                  label_vocabulary=None, loss_reduction=reduction.SUM_OVER_BATCH_SIZE,
@@ -71,7 +75,9 @@ class MultiLabelHead(Head):
         Raises:
           TypeError / ValueError: an argument has a wrong type or value.
         """
-        self._n_classes = check_n_classes(n_classes, 2, "MultiLabelHead")
+        self._n_classes = check_n_classes(
+            n_classes, 2, "n_classes must be > 1 for multi-label classification. "
+            "Given: {n_classes}")
         super().__init__(self._n_classes, name=name, weight_column=weight_column,
                          loss_reduction=loss_reduction, loss_fn=loss_fn)
         self._thresholds = head_inputs.check_thresholds(thresholds)
@@ -87,21 +93,18 @@ class MultiLabelHead(Head):
             labels = tf.SparseTensor.from_value(labels)
         if isinstance(labels, tf.SparseTensor):
             return tf.cast(self._indicator(labels), tf.float32)
+        if labels is not None:
+            labels = tf.convert_to_tensor(labels)
+            if labels.dtype == tf.string:
+                raise ValueError("string labels of MultiLabelHead must be a SparseTensor "
+                                 "of label_vocabulary names, got a dense string Tensor")
+            # As tf.estimator: the values first, then the shape. Float labels in
+            # [0, 1] are used as they are (soft labels are per-class
+            # probabilities), never truncated to ids.
+            labels = head_inputs.labels_in_range(
+                labels, 2, message="labels must be an integer indicator Tensor with "
+                "values in [0, 1]")
         labels = head_inputs.dense_labels(labels, self._n_classes)
-        if labels.dtype == tf.string:
-            raise ValueError("string labels of MultiLabelHead must be a SparseTensor of "
-                             "label_vocabulary names, got a dense string Tensor")
-        if labels.dtype.is_floating:
-            # As tf.estimator: float labels in [0, 2) are used as they are (soft
-            # labels are per-class probabilities), never truncated to ids.
-            checks = [tf.assert_greater_equal(labels, tf.cast(0, labels.dtype),
-                                              message="multi-hot labels must be >= 0"),
-                      tf.assert_less(labels, tf.cast(2, labels.dtype),
-                                     message="multi-hot labels must be < 2")]
-            with tf.control_dependencies(checks):
-                return tf.cast(labels, tf.float32)
-        labels = head_inputs.labels_in_range(tf.cast(labels, tf.int64), 0, 1,
-                                             "multi-hot labels")
         return tf.cast(labels, tf.float32)
 
     def _indicator(self, labels):
@@ -112,8 +115,10 @@ class MultiLabelHead(Head):
         elif values.dtype == tf.string:
             raise ValueError("labels are strings; give label_vocabulary to map them to "
                              "class ids")
-        values = head_inputs.labels_in_range(tf.cast(values, tf.int64), 0,
-                                             self._n_classes - 1, "labels (class ids)")
+        values = head_inputs.labels_in_range(
+            tf.cast(values, tf.int64), self._n_classes,
+            message="labels must be an integer SparseTensor with values in "
+            f"[0, {self._n_classes})")
         ids = tf.SparseTensor(labels.indices, values, labels.dense_shape)
         return tf.sparse.to_indicator(ids, self._n_classes)
 
@@ -121,8 +126,9 @@ class MultiLabelHead(Head):
         loss = tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
         return tf.reduce_mean(loss, axis=-1, keepdims=True)  # one loss per example
 
-    def _loss_shape_like(self, processed_labels):
-        return processed_labels[:, :1]
+    def _loss_dimension(self):
+        """One loss per example (summed over the classes), as tf.estimator."""
+        return 1
 
     def predictions(self, logits, keys=None):
         """Returns the predictions dict (only `keys` if given).

@@ -40,8 +40,9 @@ def check_loss_reduction(loss_reduction):
         raise TypeError(f"loss_reduction must be a str, one of {VALID_REDUCTIONS}; got "
                         f"{loss_reduction!r} of type {type(loss_reduction).__name__}")
     if loss_reduction not in VALID_REDUCTIONS:
-        raise ValueError(f"loss_reduction must be one of {VALID_REDUCTIONS} (a head needs "
-                         f"a scalar training loss); got {loss_reduction!r}")
+        raise ValueError(f"Invalid loss_reduction: {loss_reduction}. loss_reduction must "
+                         f"be one of {VALID_REDUCTIONS} (a head needs a scalar training "
+                         "loss).")
     return loss_reduction
 
 

@@ -19,7 +19,8 @@ def _check_label_dimension(label_dimension):
         raise TypeError(f"label_dimension must be an int >= 1, got {label_dimension!r} "
                         f"of type {type(label_dimension).__name__}")
     if label_dimension < 1:
-        raise ValueError(f"label_dimension must be >= 1, got {label_dimension!r}")
+        raise ValueError(f"Invalid label_dimension {label_dimension!r}: label_dimension "
+                         "must be >= 1.")
     return int(label_dimension)
 
 
@@ -31,6 +32,7 @@ class RegressionHead(Head):
     """
 
     _PER_LOGIT_WEIGHTS = True
+    _LABELS_PER_LOGIT = True
 
     def __init__(self, label_dimension=1, weight_column=None,
                  loss_reduction=reduction.SUM_OVER_BATCH_SIZE, loss_fn=None,
@@ -151,7 +153,8 @@ class LogisticRegressionHead(RegressionHead):
 
     def _processed_labels(self, labels):
         labels = super()._processed_labels(labels)
-        return head_inputs.labels_in_range(labels, 0.0, 1.0, "labels")
+        return head_inputs.labels_in_range(labels, 2,
+                                           message="Labels must be in range [0, 1]")
 
     def _builtin_unreduced_loss(self, labels, logits):
         return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)

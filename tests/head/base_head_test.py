@@ -21,7 +21,8 @@ from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INPUTS_DRIVER = os.path.join(ROOT, "tests", "compat", "head_inputs_driver.py")
-ERR_SUBCLASS = "must implement create_estimator_spec() or _create_tpu_estimator_spec()"
+ERR_SUBCLASS = ("Subclasses of Head must implement `create_estimator_spec()` or "
+                "_create_tpu_estimator_spec().")
 
 
 class InterfaceHead(el.Head):
@@ -105,19 +106,20 @@ def test_integer_logits_are_cast():
 
 
 def test_rank_1_logits_are_refused():
-    with pytest.raises(ValueError, match="logits must have shape"):
+    with pytest.raises(ValueError, match=re.escape(
+            "logits shape must be [D0, D1, ... DN, logits_dimension]")):
         _loss(el.BinaryClassHead(), np.zeros([2], np.float32), np.array([[1], [0]]))
 
 
 def test_labels_of_another_batch_size_are_refused_not_broadcast():
     # A [1, 1] label would broadcast over both logits into a wrong loss.
-    with pytest.raises(ValueError, match="labels and logits must have the same shape"):
+    with pytest.raises(ValueError, match="logits and labels must have the same shape"):
         _loss(el.RegressionHead(), np.zeros([2, 1], np.float32),
               np.array([[1.0]], np.float32))
 
 
 def test_float_labels_of_multi_class_head_are_refused_not_truncated():
-    with pytest.raises(ValueError, match="must be integer class ids"):
+    with pytest.raises(ValueError, match="Labels dtype should be integer"):
         _loss(el.MultiClassHead(3), np.zeros([2, 3], np.float32),
               np.array([[1.5], [0.0]], np.float32))
 
@@ -134,7 +136,9 @@ def test_per_logit_weights_only_for_regression():
                  np.ones([2, 2], np.float32), weights)
     assert loss == pytest.approx(5.0 / 4)
     # tf.estimator fails when the graph runs.
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[batch_size, 1\]"):
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=re.escape("weights shape must be [D0, D1, ... DN] or "
+                                       "[D0, D1, ... DN, 1]")):
         _loss(el.MultiLabelHead(2, weight_column="w"), np.zeros([2, 2], np.float32),
               np.ones([2, 2], np.int64), weights)
 

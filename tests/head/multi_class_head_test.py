@@ -13,9 +13,9 @@ LOGITS = np.array([[2.0, 0.1, -1.0], [0.0, 1.0, 0.5], [-1.0, -2.0, 3.0],
                    [0.3, 0.2, 0.1]], np.float32)
 LABELS = np.array([[0], [2], [2], [1]], np.int64)
 WEIGHTS = np.array([[1.0], [2.0], [0.5], [1.5]], np.float32)
-N_CLASSES_ERROR = "n_classes must be >= 3 for MultiClassHead"
+N_CLASSES_ERROR = "n_classes must be > 2"
 VOCABULARY_ERROR = "label_vocabulary must have n_classes=3 items"
-RANGE_ERROR = "labels (class ids) must be <= 2"
+RANGE_ERROR = "Labels must be <= n_classes - 1"
 
 
 def _softmax_xent(labels, logits):
@@ -86,7 +86,7 @@ def test_estimator_flow_and_signatures(tmp_path, linear_model_fn, signature_keys
 
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
     ({"n_classes": 2}, ValueError, N_CLASSES_ERROR),
-    ({"n_classes": None}, TypeError, "n_classes must be an int"),
+    ({"n_classes": None}, ValueError, "n_classes cannot be None"),
     ({"n_classes": 3, "label_vocabulary": ["a", "b"]}, ValueError, VOCABULARY_ERROR),
     ({"n_classes": 3, "label_vocabulary": ["a", "a", "b"]}, ValueError,
      "label_vocabulary must not repeat"),
@@ -102,5 +102,5 @@ def test_label_out_of_range_fails_at_run_time(run_in_graph):
     with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(RANGE_ERROR)):
         run_in_graph(lambda: MultiClassHead(3).loss(tf.constant([[3]]),
                                                     tf.constant(LOGITS[:1])))
-    with tf.Graph().as_default(), pytest.raises(ValueError, match="logits must have"):
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="logits shape must be"):
         MultiClassHead(3).loss(tf.constant([[1]]), tf.constant([[0.1, 0.2]]))

@@ -12,8 +12,8 @@ from estimator_lite.head import BinaryClassHead, MultiHead, RegressionHead
 LOGITS = np.array([[0.5, 1.0, -1.0], [-1.5, 0.0, 2.0], [2.0, 0.5, 0.5]], np.float32)
 LABELS = {"click": np.array([[1], [0], [1]], np.int64),
           "price": np.array([[1.0, -1.0], [0.0, 2.5], [1.0, 0.0]], np.float32)}
-NAME_ERROR = "every head of a MultiHead must have a name"
-WEIGHTS_ERROR = "head_weights must have one weight per head (2)"
+NAME_ERROR = "All given heads must have name specified"
+WEIGHTS_ERROR = "heads and head_weights must have the same size. Given len(heads): 2"
 
 
 def _heads():
@@ -97,7 +97,7 @@ def test_estimator_predict_yields_tuple_keys(tmp_path, linear_model_fn):
 
 
 @pytest.mark.parametrize(("make", "error", "message"), [
-    (lambda: MultiHead([]), ValueError, "heads must be a non-empty list"),
+    (lambda: MultiHead([]), ValueError, "Must specify heads"),
     (lambda: MultiHead([BinaryClassHead()]), ValueError, NAME_ERROR),
     (lambda: MultiHead([BinaryClassHead(name="a"), BinaryClassHead(name="a")]),
      ValueError, "head names must be unique"),

@@ -12,7 +12,7 @@ LOGITS = np.array([[2.0, -1.0, 0.5], [-0.5, 1.5, -2.0], [0.1, 0.2, 3.0],
                    [-1.0, -1.0, 1.0]], np.float32)
 MULTI_HOT = np.array([[1, 0, 1], [0, 1, 0], [0, 0, 1], [1, 0, 0]], np.int64)
 WEIGHTS = np.array([[1.0], [2.0], [0.5], [1.5]], np.float32)
-CLASS_METRICS_ERROR = "classes_for_class_based_metrics ids must be in [0, 2]"
+CLASS_METRICS_ERROR = "All classes_for_class_based_metrics must be in range [0, 2]"
 CLASS_NAME_ERROR = "classes_for_class_based_metrics names must be in label_vocabulary"
 
 
@@ -95,7 +95,7 @@ def test_class_names_name_per_class_metrics(eval_in_graph):
 
 
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
-    ({"n_classes": 1}, ValueError, "n_classes must be >= 2 for MultiLabelHead"),
+    ({"n_classes": 1}, ValueError, "n_classes must be > 1 for multi-label classification"),
     ({"n_classes": 3, "classes_for_class_based_metrics": [5]}, ValueError,
      CLASS_METRICS_ERROR),
     ({"n_classes": 3, "classes_for_class_based_metrics": ["x"]}, ValueError,
@@ -109,6 +109,7 @@ def test_bad_arguments(kwargs, error, message):
 
 
 def test_labels_must_be_multi_hot(run_in_graph):
-    with pytest.raises(tf.errors.InvalidArgumentError, match="multi-hot labels must be"):
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="labels must be an integer indicator Tensor"):
         run_in_graph(lambda: MultiLabelHead(3).loss(tf.constant([[2, 0, 1]]),
                                                     tf.constant(LOGITS[:1])))

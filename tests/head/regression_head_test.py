@@ -17,8 +17,8 @@ from estimator_lite.head import (
 LOGITS = np.array([[0.5, -1.0], [1.5, 0.0], [-0.5, 2.0]], np.float32)
 LABELS = np.array([[1.0, -1.5], [1.0, 0.5], [0.0, 1.0]], np.float32)
 WEIGHTS = np.array([[1.0], [2.0], [0.5]], np.float32)
-LABEL_DIMENSION_ERROR = "label_dimension must be >= 1"
-LOGISTIC_LABELS_ERROR = "labels must be <= 1.0"
+LABEL_DIMENSION_ERROR = "Invalid label_dimension"
+LOGISTIC_LABELS_ERROR = re.escape("Labels must be in range [0, 1]")
 
 
 def test_regression_metrics_match_numpy(eval_in_graph):
@@ -108,7 +108,7 @@ def test_estimator_flow_and_signatures(tmp_path, linear_model_fn, signature_keys
     (lambda: PoissonRegressionHead(compute_full_loss=1), TypeError,
      "compute_full_loss must be a bool"),
     (lambda: LogisticRegressionHead(loss_reduction="mean"), ValueError,
-     "loss_reduction must be one of"),
+     "Invalid loss_reduction"),
 ])
 def test_bad_arguments(make, error, message):
     with pytest.raises(error, match=re.escape(message)):

@@ -49,7 +49,8 @@ def test_weights_are_flattened_with_the_mask():
     weights = np.array([[1.0, 3.0, 100.0], [2.0, 100.0, 100.0]], np.float32)
     with tf.Graph().as_default():
         features = {"mask": tf.constant(MASK), "w": tf.constant(weights)}
-        loss = _run(head.loss(tf.constant(LABELS), tf.constant(LOGITS), features))
+        loss = _run(head.loss(logits=tf.constant(LOGITS), labels=tf.constant(LABELS),
+                              features=features))
     kept = _sigmoid_cross_entropy(LOGITS[..., 0][MASK], LABELS[MASK])
     # SUM_OVER_BATCH_SIZE: weighted sum over the kept steps, divided by their count.
     assert loss == pytest.approx(np.sum(kept * weights[MASK]) / 3, rel=1e-6)
@@ -68,13 +69,14 @@ def test_predict_returns_every_step_and_the_mask():
 
 def test_missing_mask_is_a_clear_error():
     head = SequentialHeadWrapper(el.BinaryClassHead(), sequence_length_mask="mask")
-    with tf.Graph().as_default(), pytest.raises(ValueError, match="'mask' must be in"):
-        head.loss(tf.constant(LABELS), tf.constant(LOGITS), {})
+    with tf.Graph().as_default(), pytest.raises(
+            ValueError, match="sequence_length_mask key `mask` should be included"):
+        head.loss(logits=tf.constant(LOGITS), labels=tf.constant(LABELS), features={})
 
 
 @pytest.mark.parametrize("kwargs,error,message", [
-    ({"sequence_length_mask": 3}, TypeError, "sequence_length_mask must be a string"),
-    ({"feature_columns": [1]}, TypeError, "feature_columns must be a string"),
+    ({"sequence_length_mask": 3}, TypeError, "`sequence_mask` column must be a string"),
+    ({"feature_columns": [1]}, TypeError, "Column must a string"),
 ])
 def test_bad_arguments(kwargs, error, message):
     with pytest.raises(error, match=message):
@@ -83,5 +85,47 @@ def test_bad_arguments(kwargs, error, message):
 
 def test_multi_head_is_rejected():
     multi = el.MultiHead([el.BinaryClassHead(name="a"), el.RegressionHead(name="b")])
-    with pytest.raises(ValueError, match="MultiHead is not supported"):
+    with pytest.raises(ValueError, match="`MultiHead` is not supported"):
         SequentialHeadWrapper(multi)
+
+
+def test_mask_mismatch_fails_when_the_graph_runs():
+    # Sparse labels hold 3 steps; the mask marks 6 (tf.estimator: InvalidArgumentError).
+    head = SequentialHeadWrapper(el.BinaryClassHead(), sequence_length_mask="mask")
+    with tf.Graph().as_default():
+        labels = tf.sparse.SparseTensor([[0, 0], [0, 1], [1, 0]], [1, 0, 0], [2, 3])
+        loss = head.loss(logits=tf.constant(LOGITS), labels=labels,
+                         features={"mask": tf.ones([2, 3], tf.int64)})
+        with tf.compat.v1.Session() as session, pytest.raises(
+                tf.errors.InvalidArgumentError,
+                match="Tensor shape is incompatible with provided mask"):
+            session.run(loss)
+
+
+def test_private_path_serves_the_wrapper_and_any_static_head():
+    # Programs import it from tf.estimator's private module; the wrapped head is
+    # duck-typed (only the methods called are needed), as there.
+    el.install_as_tf_estimator()
+    try:
+        from tensorflow_estimator.python.estimator.head import sequential_head
+    finally:
+        el.uninstall_as_tf_estimator()
+    assert sequential_head.SequentialHeadWrapper is SequentialHeadWrapper
+
+    class Recorder:
+        def loss(self, **kwargs):
+            return kwargs
+
+    head = sequential_head.SequentialHeadWrapper(Recorder(), "mask", "w")
+    with tf.Graph().as_default():
+        got = head.loss(logits=tf.constant([[1, 2], [3, 4]]),
+                        labels=tf.constant([[0, 1], [0, 2]]),
+                        features={"mask": tf.constant([[1, 1], [1, 0]]),
+                                  "w": tf.constant([[0.5, 0.25], [2.0, 9.0]])},
+                        mode="eval")
+        values = _run({key: got[key] for key in ("logits", "labels")})
+        weights = _run(got["features"]["w"])
+    assert got["mode"] == "eval" and sorted(got["features"]) == ["w"]
+    np.testing.assert_array_equal(values["logits"], [[1], [2], [3]])
+    np.testing.assert_array_equal(values["labels"], [[0], [1], [0]])
+    np.testing.assert_allclose(weights, [[0.5], [0.25], [2.0]])
