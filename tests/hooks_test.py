@@ -175,7 +175,7 @@ def test_stop_at_checkpoint_step_hook_waits_for_the_chief(tmp_path, monkeypatch)
                 session.run(no_op)
                 session.run(no_op)
                 assert not session.should_stop()
-                assert [c.args for c in sleep.call_args_list] == [(3,), (3,)]
+                assert [c[0] for c in sleep.call_args_list] == [(3,), (3,)]
 
 
 def test_stop_at_checkpoint_step_hook_validates():
