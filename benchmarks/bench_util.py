@@ -12,10 +12,13 @@ class StepTimerHook(tf.train.SessionRunHook):
 
     It requests no fetches, so the Estimator keeps its fast path; its own Python
     cost (a counter increment per step) is charged to the loop being measured.
+    With multi-step loops (`steps_per_run` K) its after_run comes once per loop:
+    the marks must then be multiples of K.
     """
 
-    def __init__(self, start_step, end_step):
+    def __init__(self, start_step, end_step, steps_per_run=1):
         self._marks = (start_step, end_step)
+        self._steps_per_run = steps_per_run
         self._step = None
         self.times = {}
 
@@ -23,14 +26,21 @@ class StepTimerHook(tf.train.SessionRunHook):
         self._step = int(session.run(tf.train.get_global_step()))
 
     def after_run(self, run_context, run_values):
-        self._step += 1
+        self._step += self._steps_per_run
         if self._step in self._marks:
             self.times[self._step] = time.perf_counter()
 
 
 def timed_train(estimator, input_fn, warmup_steps, steps):
-    """Trains warmup + steps and returns steps/sec over the last `steps` steps."""
-    hook = StepTimerHook(warmup_steps, warmup_steps + steps)
+    """Trains warmup + steps and returns steps/sec over the last `steps` steps.
+
+    With RunConfig(experimental_steps_per_loop=K), both counts are rounded up to
+    multiples of K (the hook sees loop boundaries only).
+    """
+    per_run = getattr(estimator.config, "experimental_steps_per_loop", 1)
+    warmup_steps = -(-warmup_steps // per_run) * per_run
+    steps = -(-steps // per_run) * per_run
+    hook = StepTimerHook(warmup_steps, warmup_steps + steps, per_run)
     estimator.train(input_fn, hooks=[hook], max_steps=warmup_steps + steps)
     return steps / (hook.times[warmup_steps + steps] - hook.times[warmup_steps])
 

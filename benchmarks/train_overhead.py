@@ -5,9 +5,11 @@ ways in one process on the same graph construction:
   (a) bare   - ``session.run(train_op)`` in a Python loop (the physical limit);
   (b) monitored - tf.compat.v1.train.MonitoredTrainingSession with default hooks;
   (c) estimator - estimator_lite.Estimator.train, default RunConfig except
-      save_checkpoints_steps=1000.
+      save_checkpoints_steps=1000;
+  (d) estimator_k100 - the same with RunConfig(experimental_steps_per_loop=100):
+      100 steps per session call (a multi-step loop).
 Each is timed over --steps steps after a warm-up. Prints a table, then one JSON
-line (the last line) with steps/sec and estimator_vs_bare.
+line (the last line) with steps/sec, estimator_vs_bare and k100_vs_k1.
 
 Usage: python benchmarks/train_overhead.py [--steps 3000] [--warmup 300] [--repeats 3]
 """
@@ -91,9 +93,10 @@ def bench_monitored(steps, warmup, model_dir):
         return _loop_rate(session, train_op, steps, warmup)
 
 
-def bench_estimator(steps, warmup, model_dir):
+def bench_estimator(steps, warmup, model_dir, steps_per_loop=1):
     """Steps/sec of Estimator.train, timed between two steps by a passive hook."""
-    config = el.RunConfig(model_dir=model_dir, save_checkpoints_steps=1000)
+    config = el.RunConfig(model_dir=model_dir, save_checkpoints_steps=1000,
+                          experimental_steps_per_loop=steps_per_loop)
     estimator = el.Estimator(_model_fn, config=config)
     return timed_train(estimator, _input_fn, warmup, steps)
 
@@ -105,6 +108,7 @@ def _run_all(steps, warmup):
             "bare": bench_bare(steps, warmup),
             "monitored": bench_monitored(steps, warmup, tmp + "/monitored"),
             "estimator": bench_estimator(steps, warmup, tmp + "/estimator"),
+            "estimator_k100": bench_estimator(steps, warmup, tmp + "/k100", 100),
         }
     finally:
         shutil.rmtree(tmp)
@@ -126,7 +130,9 @@ def main(argv=None):
         "bare_steps_per_sec": round(median["bare"], 1),
         "monitored_steps_per_sec": round(median["monitored"], 1),
         "estimator_steps_per_sec": round(median["estimator"], 1),
+        "estimator_k100_steps_per_sec": round(median["estimator_k100"], 1),
         "estimator_vs_bare": round(median["estimator"] / median["bare"], 3),
+        "k100_vs_k1": round(median["estimator_k100"] / median["estimator"], 3),
         "steps": args.steps, "repeats": args.repeats,
     }
     sys.stdout.flush()

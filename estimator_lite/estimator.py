@@ -27,6 +27,7 @@ from estimator_lite._engine import (
     predict_loop,
     roles,
     state_updates,
+    step_loop,
     validation,
     warm_start,
     xla,
@@ -303,13 +304,22 @@ class Estimator:
         config = self._config
         global_step = tf.train.get_or_create_global_step()
         runner = distribute.replicated(config.train_distribute)
+        loop = None
         if runner is not None and runner.is_replicated:
+            step_loop.check_replicated(config.experimental_steps_per_loop)
             inputs, spec, examples_per_step = distribute.build_train(
                 runner, lambda ctx: self._input_fn_result(input_fn, ModeKeys.TRAIN, ctx),
                 self._call_train_model_fn)
         else:
-            inputs = self._call_input_fn(input_fn, ModeKeys.TRAIN)
-            spec = self._call_train_model_fn(inputs.features, inputs.labels)
+            result = self._input_fn_result(input_fn, ModeKeys.TRAIN)
+            loop = step_loop.maybe_build_train_loop(
+                config.experimental_steps_per_loop, result, self._call_train_model_fn,
+                global_step)
+            if loop is None:
+                inputs = input_fn_lib.split_input(result)
+                spec = self._call_train_model_fn(inputs.features, inputs.labels)
+            else:
+                inputs, spec = loop.input, loop.spec
             examples_per_step = input_fn_lib.static_batch_size(inputs.features)
         if self._warm_start is not None and config.is_chief:
             warm_start.apply(self._warm_start, self.latest_checkpoint())
@@ -338,7 +348,7 @@ class Estimator:
             checkpoints=checkpoints, summaries=summaries, progress=progress,
             restore_dir=(self._model_dir if distribute.workers_hold_variables(
                 config.train_distribute) else None),
-            session_creation_timeout_secs=_creation_timeout(config),
+            session_creation_timeout_secs=_creation_timeout(config), loop=loop,
             before_finalize_fn=lambda: periodic.add_default_saver(
                 scaffold, config.keep_checkpoint_max,
                 config.keep_checkpoint_every_n_hours))

@@ -465,7 +465,7 @@ class RunConfig:
                   "eval_distribute", "experimental_distribute",
                   "experimental_max_worker_delay_secs", "session_creation_timeout_secs",
                   "checkpoint_save_graph_def", "experimental_jit_compile",
-                  "experimental_mixed_precision")
+                  "experimental_mixed_precision", "experimental_steps_per_loop")
 
     def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=100,
                  save_checkpoints_steps=_USE_DEFAULT, save_checkpoints_secs=_USE_DEFAULT,
@@ -475,14 +475,18 @@ class RunConfig:
                  eval_distribute=None, experimental_distribute=None,
                  experimental_max_worker_delay_secs=None,
                  session_creation_timeout_secs=7200, checkpoint_save_graph_def=True,
-                 experimental_jit_compile=False, experimental_mixed_precision=None):
+                 experimental_jit_compile=False, experimental_mixed_precision=None,
+                 experimental_steps_per_loop=1):
         """Validates the arguments and reads TF_CONFIG.
 
-        The arguments are tf.estimator 2.15's, plus two opt-in ones it lacked:
+        The arguments are tf.estimator 2.15's, plus opt-in ones it lacked:
         `experimental_jit_compile=True` compiles the training step with XLA
-        (see `_engine/xla.py`), and `experimental_mixed_precision`
+        (see `_engine/xla.py`), `experimental_mixed_precision`
         ("mixed_bfloat16" or "mixed_float16") computes in half precision with
-        float32 variables (see `_engine/mixed_precision.py`).
+        float32 variables (see `_engine/mixed_precision.py`), and
+        `experimental_steps_per_loop` (int >= 1) runs that many training steps in
+        one session call; hooks, summaries, step logs and checkpoints then happen
+        between loops (docs/performance.md, "Multi-step loops").
 
         Raises:
           TypeError: an argument has the wrong type.
@@ -568,6 +572,8 @@ class RunConfig:
         self._experimental_jit_compile = jit_compile
         self._experimental_mixed_precision = mixed_precision.check_policy(
             args["experimental_mixed_precision"])
+        self._experimental_steps_per_loop = validation.check_int(
+            "experimental_steps_per_loop", args["experimental_steps_per_loop"], 1)
         # Kept as given (None too), as tf.estimator; read for its truth value.
         self._checkpoint_save_graph_def = args["checkpoint_save_graph_def"]
         session_config = args["session_config"]
@@ -635,6 +641,9 @@ class RunConfig:
     experimental_jit_compile = property(lambda self: self._experimental_jit_compile)
     experimental_mixed_precision = property(
         lambda self: self._experimental_mixed_precision)
+    experimental_steps_per_loop = property(
+        lambda self: self._experimental_steps_per_loop,
+        doc="Training steps per session call (1: one step, tf.estimator's loop).")
     train_distribute = property(lambda self: self._train_distribute)
     eval_distribute = property(lambda self: self._eval_distribute)
     service = property(lambda self: self._cluster.service,

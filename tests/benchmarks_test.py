@@ -26,6 +26,8 @@ BENCHMARKS = {
                   "one_device_overhead"),
     "canned.py": ("dnn_estimator_lite_steps_per_sec",
                   "wide_deep_estimator_lite_accuracy"),
+    "vs_keras.py": ("estimator_k100_steps_per_sec", "keras_spe100_steps_per_sec",
+                    "keras_spe100_jit_steps_per_sec", "best_estimator_vs_best_keras"),
     "vs_tf_estimator.py": ("speedup", "speedup_same_tf", "median_secs", "tf_versions"),
     "precision.py": ("plain_steps_per_sec", "jit_vs_plain", "bf16_vs_plain",
                      "load_average"),

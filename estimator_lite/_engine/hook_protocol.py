@@ -54,7 +54,7 @@ def _merge_options(merged, options):
 
 
 def run_with_hooks(session, hooks, fetches, original_fetches=None, fast_fn=None,
-                   before_after_run_fn=None):
+                   before_after_run_fn=None, feed_dict=None):
     """Runs `fetches` once, with the hooks' before_run/after_run around the run.
 
     Args:
@@ -68,6 +68,7 @@ def run_with_hooks(session, hooks, fetches, original_fetches=None, fast_fn=None,
       before_after_run_fn: called with the results of `fetches` after the run and
         before any hook's `after_run` (the chief's checkpoint save: tf.estimator's
         CheckpointSaverHook comes first among MonitoredSession's hooks).
+      feed_dict: what the caller feeds (give no `fast_fn` then), or None.
 
     Returns:
       (the results of `fetches`, whether a hook requested to stop).
@@ -76,7 +77,8 @@ def run_with_hooks(session, hooks, fetches, original_fetches=None, fast_fn=None,
       RuntimeError: two hooks feed the same tensor.
     """
     if not hooks:
-        results = fast_fn() if fast_fn is not None else session.run(fetches)
+        results = (fast_fn() if fast_fn is not None
+                   else session.run(fetches, feed_dict=feed_dict))
         if before_after_run_fn is not None:
             before_after_run_fn(results)
         return results, False
@@ -87,7 +89,8 @@ def run_with_hooks(session, hooks, fetches, original_fetches=None, fast_fn=None,
     if fast_fn is not None and all(r is None for r in requests):
         results, hook_results = fast_fn(), {}
     else:
-        hook_fetches, feed_dict, options = merge_run_args(requests)
+        hook_fetches, hook_feeds, options = merge_run_args(requests)
+        feed_dict = {**(feed_dict or {}), **hook_feeds} if hook_feeds else feed_dict
         metadata = tf.RunMetadata() if options is not None else None
         out = session.run({"main": fetches, "hooks": hook_fetches},
                           feed_dict=feed_dict or None, options=options,

@@ -21,7 +21,7 @@ The Estimator builds the graph and the periodic actions, then hands them here.
 
 import time
 
-from estimator_lite._engine import model_dir, validation
+from estimator_lite._engine import model_dir, step_loop, validation
 from estimator_lite._engine.hook_protocol import run_with_hooks
 from estimator_lite._engine.periodic_actions import (
     NOT_CHECKPOINTED,
@@ -116,13 +116,15 @@ class NanLossDuringTrainingError(tf.train.NanLossDuringTrainingError):
         return str(self.args[0]) if self.args else super().__str__()
 
 
-def build_step_guard(global_step, train_op, loss):
-    """Builds the one tensor fetched every step.
+def build_step_guard(global_step, train_op, loss, finite=None):
+    """Builds the one tensor fetched every step (or every multi-step loop).
 
     Args:
       global_step: the global step variable.
-      train_op: the op that trains one step.
+      train_op: the op that trains one step (or runs the loop).
       loss: the scalar loss of that step.
+      finite: a bool tensor saying the loss was finite (a loop's, for all its
+        steps), or None to test `loss`.
 
     Returns:
       An int64 scalar: the global step read after `train_op` ran, or -1 when
@@ -131,8 +133,9 @@ def build_step_guard(global_step, train_op, loss):
     with tf.control_dependencies([train_op]):
         step_after = tf.identity(global_step)
     # An integer loss cannot be NaN (and is_finite rejects integer dtypes).
-    finite = (tf.reduce_all(tf.is_finite(loss)) if loss.dtype.is_floating
-              else tf.constant(True))
+    if finite is None:
+        finite = (tf.reduce_all(tf.is_finite(loss)) if loss.dtype.is_floating
+                  else tf.constant(True))
     return tf.where(finite, tf.cast(step_after, tf.int64),
                     tf.constant(_NAN_STEP, tf.int64), name="step_guard")
 
@@ -150,7 +153,7 @@ class TrainSession:
     def __init__(self, *, global_step, train_op, loss, scaffold, hooks=(), master="",
                  session_config=None, is_chief=True, checkpoints=None, summaries=None,
                  progress=None, session_creation_timeout_secs=7200, clock=time.time,
-                 before_finalize_fn=None, restore_dir=None):
+                 before_finalize_fn=None, restore_dir=None, loop=None):
         """Prepares the graph for training.
 
         Args:
@@ -174,10 +177,18 @@ class TrainSession:
           restore_dir: a non-chief that holds its own copy of the variables (a
             MultiWorkerMirroredStrategy worker) initialises or restores them from
             this directory itself instead of waiting for the chief; None waits.
+          loop: a `step_loop.TrainLoop` (train_op and loss are then its spec's):
+            each session call runs up to its steps_per_loop steps, and hooks and
+            periodic actions run between loops. None: one step per call.
         """
         self._graph = tf.get_default_graph()
         self._global_step = global_step
         self._train_op = train_op
+        self._loop = loop
+        if loop is not None:
+            hooks = [step_loop.LoopHook(h, loop) for h in hooks]
+            # The K=1 path's method stays as it is; loops have their own.
+            self._step = self._loop_step
         self._hooks = tuple(hooks)
         self._master = master
         self._session_config = session_config
@@ -193,7 +204,9 @@ class TrainSession:
         self._fetch_fns = tuple(a.fetches for a in self._step_actions)
         self._creation_timeout_secs = session_creation_timeout_secs
         self._clock = clock
-        self._guard = build_step_guard(global_step, train_op, loss)
+        self._guard = build_step_guard(
+            global_step, train_op, loss,
+            finite=loop.guard_parts[1] if loop is not None else None)
         # The listeners first: tf.estimator's CheckpointSaverHook (which calls
         # their begin()) is the first of its hooks.
         self._checkpoints.begin()
@@ -207,8 +220,10 @@ class TrainSession:
         self._session = None
         self._queue_runners = None
         self._run_step = None
+        self._run_short_loop = None
         self._stop_requested = False
         self._target_step_fn = None
+        self._target_step = None
         self._shutdown = GracefulShutdown(0)  # replaced in run()
 
     # Session lifecycle -------------------------------------------------------
@@ -230,6 +245,9 @@ class TrainSession:
         self._session = session
         self._queue_runners = QueueRunners(session)
         self._run_step = session.make_callable(self._guard)
+        if self._loop is not None:
+            self._run_short_loop = session.make_callable(
+                self._guard, feed_list=[self._loop.length])
         step = int(session.run(self._global_step))
         # Saved at session creation (as TF's CheckpointSaverHook does), before the
         # user's hooks see the session: listeners rely on that first call (the
@@ -310,7 +328,7 @@ class TrainSession:
             except _RECOVERABLE_ERRORS as e:
                 logging.warning("Error while closing a broken session: %s", e)
             self._session = None
-            self._run_step = None
+            self._run_step = self._run_short_loop = None
 
     # Periodic work -------------------------------------------------------------
 
@@ -347,6 +365,39 @@ class TrainSession:
                 f"NaN or infinite loss during training after global step {last_step}")
         return int(step)
 
+    def _loop_length(self, last_step):
+        """The loop's steps: K, or fewer to end exactly at the target step."""
+        length = self._loop.steps_per_loop
+        if self._target_step is not None:
+            length = max(1, min(length, self._target_step - last_step))
+        return length
+
+    def _loop_step(self, last_step):
+        """Runs one multi-step loop (and the save due at its end); returns the new
+        global step."""
+        length = self._loop_length(last_step)
+        extra = self._extra_fetches(last_step + length)
+        full = length == self._loop.steps_per_loop
+        if not self._hooks and not extra:
+            step = self._run_step() if full else self._run_short_loop(length)
+            self._after_step(step, None)
+        else:
+            step = self._run_with_hooks(
+                extra, None if full else {self._loop.length: length},
+                self._run_step_only if full else None)
+        if step == _NAN_STEP:
+            at = int(self._session.run(self._global_step))
+            raise NanLossDuringTrainingError(
+                f"NaN or infinite loss during training in the loop of global steps "
+                f"{last_step + 1} to {last_step + length}: at global step {at}")
+        return int(step)
+
+    def _step_after_input_end(self, step):
+        """The global step when the input ended: a loop's earlier steps trained."""
+        if self._loop is None:
+            return step
+        return int(self._session.run(self._global_step))
+
     def _after_step(self, step, results):
         """The chief's work at the end of a step, before the user's hooks' after_run
         (tf.estimator's CheckpointSaverHook and SummarySaverHook run first): step
@@ -360,11 +411,13 @@ class TrainSession:
         if self._checkpoints.due(step) and self._save(step):
             self._stop_requested = True
 
-    def _run_with_hooks(self, extra):
+    def _run_with_hooks(self, extra, feed_dict=None, fast_fn=False):
         fetches = {"step": self._guard, "extra": extra}
+        if fast_fn is False:
+            fast_fn = self._run_step_only
         results, stop = run_with_hooks(
             self._session, self._hooks, fetches, original_fetches=self._train_op,
-            fast_fn=None if extra else self._run_step_only,
+            fast_fn=None if extra else fast_fn, feed_dict=feed_dict,
             before_after_run_fn=lambda r: self._after_step(r["step"], r["extra"]))
         if stop:
             self._stop_requested = True
@@ -407,6 +460,8 @@ class TrainSession:
 
     def _start(self):
         step = self._create_session()
+        if self._target_step_fn is not None and self._target_step is None:
+            self._target_step = self._target_step_fn(step)
         if self._progress is not None:
             self._progress.start(step, self._target_step_fn)
         return step
@@ -428,6 +483,7 @@ class TrainSession:
                 try:
                     step = self._step(step)
                 except tf.errors.OutOfRangeError:
+                    step = self._step_after_input_end(step)
                     logging.info("Input ended at global step %d; stopping training.",
                                  step)
                     input_ended = True

@@ -5,6 +5,9 @@ on: they are accepted and validated so TPUEstimator programs construct unchanged
 `iterations_per_loop` is the one that still does something, as on tf.estimator:
 the step-rate/examples-per-second log runs every
 ``ceil(log_step_count_steps / iterations_per_loop)`` steps (see TPUEstimator).
+With ``RunConfig(experimental_honor_iterations_per_loop=True)`` (estimator_lite's
+own, opt-in) it is what it was on a TPU instead: training runs loops of that many
+steps per session call (`RunConfig.experimental_steps_per_loop`).
 """
 
 import collections
@@ -127,15 +130,32 @@ class RunConfig(run_config_lib.RunConfig):
     """
 
     def __init__(self, tpu_config=None, evaluation_master=None, master=None,
-                 cluster=None, **kwargs):
+                 cluster=None, experimental_honor_iterations_per_loop=False, **kwargs):
         """Validates the arguments.
 
+        `experimental_honor_iterations_per_loop` (estimator_lite's own): True makes
+        TPUEstimator train `tpu_config.iterations_per_loop` steps per session call
+        on CPU/GPU, as it did on a TPU; False keeps tf.estimator's CPU/GPU
+        behaviour (one step per call, the log period scaled).
+
         Raises:
-          TypeError: tpu_config is not a TPUConfig (or a RunConfig argument is wrong).
+          TypeError: tpu_config is not a TPUConfig, the flag is not a bool (or a
+            RunConfig argument is wrong).
           ValueError: a RunConfig argument has a bad value.
         """
         super().__init__(**kwargs)
         self._set_tpu_fields(tpu_config, evaluation_master, master, cluster)
+        self._set_honor_loops(experimental_honor_iterations_per_loop)
+
+    def _set_honor_loops(self, honor):
+        if not isinstance(honor, bool):
+            raise TypeError("experimental_honor_iterations_per_loop must be a bool, got "
+                            f"{honor!r} of type {type(honor).__name__}")
+        self._honor_iterations_per_loop = honor
+
+    experimental_honor_iterations_per_loop = property(
+        lambda self: self._honor_iterations_per_loop,
+        doc="Whether TPUEstimator runs iterations_per_loop steps per session call.")
 
     def _set_tpu_fields(self, tpu_config, evaluation_master, master, cluster):
         if tpu_config is None:
@@ -171,9 +191,12 @@ class RunConfig(run_config_lib.RunConfig):
           ValueError / TypeError: as RunConfig.replace, or a bad tpu_config.
         """
         tpu_config = kwargs.pop("tpu_config", self._tpu_config)
+        honor = kwargs.pop("experimental_honor_iterations_per_loop",
+                           self._honor_iterations_per_loop)
         base = super().replace(**kwargs)
         new = type(self).__new__(type(self))
         new.__dict__.update(base.__dict__)
         new._set_tpu_fields(tpu_config, self._tpu_evaluation_master, self._tpu_master,
                             self._tpu_cluster)
+        new._set_honor_loops(honor)
         return new

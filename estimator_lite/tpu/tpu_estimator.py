@@ -12,7 +12,10 @@ TPUEstimator did without a TPU (checked against tf.estimator 2.15):
 - a returned `TPUEstimatorSpec` runs as its `as_estimator_spec()`; a plain
   EstimatorSpec is accepted too;
 - `TPUConfig.iterations_per_loop` only sets the step-rate log period:
-  ``ceil(log_step_count_steps / iterations_per_loop)`` steps.
+  ``ceil(log_step_count_steps / iterations_per_loop)`` steps; unless the config
+  opts in with `experimental_honor_iterations_per_loop=True` (estimator_lite's
+  own): then training runs loops of that many steps per session call, as on a
+  TPU (`_engine/step_loop.py`), and the log period stays in steps.
 """
 
 import math
@@ -101,7 +104,7 @@ class TPUEstimator(Estimator):
         self._export_to_cpu = bool(export_to_cpu)
         self._input_mode = None  # set by the input_fn wrapper, read by the model_fn's
         super().__init__(model_fn=self._tpu_model_fn, model_dir=model_dir,
-                         config=_with_loop_logging(config), params=params,
+                         config=_loop_config(config), params=params,
                          warm_start_from=warm_start_from)
 
     # The wrappers ---------------------------------------------------------------
@@ -224,6 +227,30 @@ class TPUEstimator(Estimator):
             export_dir_base, serving_input_receiver_fn, assets_extra=assets_extra,
             as_text=as_text, checkpoint_path=checkpoint_path,
             strip_default_attrs=strip_default_attrs)
+
+
+def _loop_config(config):
+    """The config TPUEstimator trains with: multi-step loops of iterations_per_loop
+    steps when the config opts in, else tf.estimator's scaled log period.
+
+    Raises:
+      ValueError: the config opts in but iterations_per_loop is a duration, or
+        experimental_steps_per_loop is set to another count.
+    """
+    if not config.experimental_honor_iterations_per_loop:
+        return _with_loop_logging(config)
+    iterations = config.tpu_config.iterations_per_loop
+    amount, unit = parse_iterations_per_loop(iterations)
+    if unit != "count":
+        raise ValueError("experimental_honor_iterations_per_loop needs "
+                         "iterations_per_loop as a step count, got the duration "
+                         f"{iterations!r}")
+    if config.experimental_steps_per_loop not in (1, amount):
+        raise ValueError(
+            f"experimental_steps_per_loop={config.experimental_steps_per_loop} "
+            f"conflicts with iterations_per_loop={amount} honoured by "
+            "experimental_honor_iterations_per_loop; give one of them")
+    return config.replace(experimental_steps_per_loop=amount)
 
 
 def _with_loop_logging(config):

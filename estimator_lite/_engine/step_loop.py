@@ -1,0 +1,225 @@
+"""Multi-step training loops: up to K training steps in one session call.
+
+With ``RunConfig(experimental_steps_per_loop=K)`` (or a TPUEstimator whose
+`tpu.RunConfig(experimental_honor_iterations_per_loop=True)`), training runs as
+one graph op per K steps: a `tf.while_loop` whose body pulls the next batch from
+the input iterator, calls the model_fn on it (so its train op runs once per
+iteration; variables and optimizer slots are created once, lifted out of the
+loop by TensorFlow) and stops after K iterations, a non-finite loss, or when
+the session asks for fewer (the placeholder `steps_in_loop`: the last loop before
+`max_steps` is shortened, so it is never overshot). Python, hooks and the
+periodic actions run only between loops.
+
+What lives inside the loop's body cannot be fetched from outside it. Three
+things leave it as loop outputs: the last step's loss, whether every loss so far
+was finite, and the model_fn's summaries of the last step merged into one
+string. A hook asking for the loss (or the train op) gets the loop's; a hook
+asking for any other tensor of the body is an error naming it (see `LoopHook`).
+
+Where a loop cannot be built, training takes one step per session call with a
+one-line warning: an input_fn returning tensors rather than
+a Dataset (nothing to pull from inside a loop), or a replicating strategy.
+"""
+
+import collections
+
+from estimator_lite._engine import input_fn as input_fn_lib
+from estimator_lite._tf import DATASET_TYPES, logging, tf
+
+__all__ = ["TrainLoop", "LoopHook", "build_train_loop", "check_replicated",
+           "maybe_build_train_loop", "translate_fetches"]
+
+# The loop's length placeholder's name (its default is the configured K).
+LENGTH_NAME = "steps_in_loop"
+
+
+class TrainLoop(collections.namedtuple(
+        "TrainLoop", ["spec", "length", "steps_per_loop", "guard_parts", "fetch_map",
+                      "input", "body_graph"])):
+    """The training graph of a multi-step loop.
+
+    Fields:
+      spec: the model_fn's EstimatorSpec with `loss` the loop's last loss (float32)
+        and `train_op` the loop op; its hooks and scaffold are the model_fn's.
+      length: the int32 placeholder of the loop's length (default steps_per_loop).
+      steps_per_loop: K.
+      guard_parts: (op that runs the loop, finite: bool tensor, all losses were
+        finite) for `train_session.build_step_guard`.
+      fetch_map: {id of a tensor or op inside the body: its stand-in outside}.
+      input: an `input_fn.Input` (features and labels of the body; the iterator's
+        initializer).
+      body_graph: the graph of the loop's body (where the model_fn ran).
+    """
+
+
+def _warn_fallback(steps_per_loop, reason):
+    """Logs the one-line warning of a fallback to one step per session call."""
+    logging.warning("experimental_steps_per_loop=%d ignored, training one step per "
+                    "session call: %s.", steps_per_loop, reason)
+
+
+def check_replicated(steps_per_loop):
+    """Warns that a replicating strategy trains one step per call whatever K."""
+    if steps_per_loop > 1:
+        _warn_fallback(steps_per_loop, "a replicating train_distribute strategy runs "
+                       "one step per session call")
+
+
+def maybe_build_train_loop(steps_per_loop, input_result, train_model_fn, global_step):
+    """The K-step loop over an input_fn's result, or None for one step per call.
+
+    Args:
+      steps_per_loop: K (RunConfig.experimental_steps_per_loop); 1 builds nothing.
+      input_result: what the input_fn returned. Only a tf.data dataset can feed a
+        loop: tensors (e.g. from a queue) fall back to one step per call with a
+        warning.
+      train_model_fn: callable(features, labels) returning the TRAIN EstimatorSpec.
+      global_step: the global step variable.
+
+    Returns:
+      A TrainLoop, or None.
+    """
+    if steps_per_loop == 1:
+        return None
+    if not isinstance(input_result, DATASET_TYPES):
+        _warn_fallback(steps_per_loop, "the input_fn returned tensors, not a "
+                       "tf.data.Dataset, so a loop has no iterator to pull from")
+        return None
+    return build_train_loop(input_result, train_model_fn, global_step, steps_per_loop)
+
+
+def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
+    """Builds the K-step loop over `dataset`.
+
+    Args:
+      dataset: the input_fn's tf.data dataset (of features or (features, labels)).
+      train_model_fn: callable(features, labels) returning the TRAIN EstimatorSpec;
+        called once, inside the loop's body.
+      global_step: the global step variable.
+      steps_per_loop: K, an int >= 1.
+
+    Returns:
+      A TrainLoop.
+    """
+    iterator = tf.data.make_initializable_iterator(dataset)
+    length = tf.placeholder_with_default(tf.constant(steps_per_loop, tf.int32), [],
+                                         name=LENGTH_NAME)
+    traced = {}
+    outer_summaries = list(tf.get_collection(tf.GraphKeys.SUMMARIES))
+
+    def body(i, finite, loss, summary):
+        del loss, summary
+        element = iterator.get_next()
+        features, labels = (element if isinstance(element, (tuple, list))
+                            and len(element) == 2 else (element, None))
+        before = {id(s) for s in tf.get_collection(tf.GraphKeys.SUMMARIES)}
+        spec = train_model_fn(features, labels)
+        new = [s for s in tf.get_collection(tf.GraphKeys.SUMMARIES) if id(s) not in before]
+        traced.update(spec=spec, features=features, labels=labels, summaries=new,
+                      graph=tf.get_default_graph())
+        with tf.control_dependencies([spec.train_op]):
+            step_loss = tf.cast(tf.identity(spec.loss), tf.float32)
+            merged = (tf.summary.merge(new, collections=[]) if new
+                      else tf.constant("", tf.string))
+        ok = (tf.reduce_all(tf.is_finite(step_loss)) if spec.loss.dtype.is_floating
+              else tf.constant(True))
+        return i + 1, tf.logical_and(finite, ok), step_loss, merged
+
+    def cond(i, finite, loss, summary):
+        del loss, summary
+        return tf.logical_and(i < length, finite)
+
+    _, finite, loss, summary = tf.while_loop(
+        cond, body, [tf.constant(0), tf.constant(True), tf.constant(0.0, tf.float32),
+                     tf.constant("", tf.string)],
+        parallel_iterations=1, name="train_loop")
+    _restore_summaries(outer_summaries, summary if traced["summaries"] else None,
+                       any(s.op.name == "loss" for s in traced["summaries"]))
+    spec = traced["spec"]
+    loop_op = tf.group(finite, loss, summary, name="train_loop_op")
+    loss = tf.identity(loss, name="loop_loss")
+    # Keyed by id: graph tensors are not hashable.
+    fetch_map = {id(spec.loss): loss, id(spec.train_op): loop_op,
+                 id(spec.loss.op): loss.op}
+    loop_spec = spec._replace(loss=loss, train_op=loop_op)
+    return TrainLoop(loop_spec, length, steps_per_loop, (loop_op, finite), fetch_map,
+                     input_fn_lib.Input(traced["features"], traced["labels"],
+                                        iterator.initializer, None),
+                     traced["graph"])
+
+
+def _restore_summaries(outer, merged, has_loss):
+    """Puts the body's summaries in the outer graph's collection as the loop's
+    output (the body's own tensors cannot be fetched from outside the loop).
+
+    A body summary named 'loss' (a head's) is kept under that name, so the
+    training summaries do not add a second one.
+    """
+    collection = tf.get_collection_ref(tf.GraphKeys.SUMMARIES)
+    collection[:] = outer
+    if merged is not None:
+        collection.append(tf.identity(merged, name="loss" if has_loss else
+                                      "loop_summaries"))
+
+
+def translate_fetches(fetches, fetch_map, hook):
+    """`fetches` with the body's tensors replaced by their loop outputs.
+
+    Raises:
+      ValueError: a fetch is a tensor or op of the loop's body that has no loop
+        output (it cannot be fetched from outside the loop).
+    """
+    def one(fetch):
+        if isinstance(fetch, (tf.Tensor, tf.Operation)):
+            if id(fetch) in fetch_map:
+                return fetch_map[id(fetch)]
+            graph = fetch.graph
+            if graph is not tf.get_default_graph() and _inside_function(graph):
+                raise ValueError(
+                    f"{type(hook).__name__} fetches {fetch.name!r}, computed inside the "
+                    "multi-step training loop, where only the loss and the train op "
+                    "can be fetched from; fetch it outside the model_fn or set "
+                    "RunConfig(experimental_steps_per_loop=1)")
+        return fetch
+
+    return tf.nest.map_structure(one, fetches)
+
+
+def _inside_function(graph):
+    return getattr(graph, "outer_graph", None) is not None
+
+
+class LoopHook(tf.train.SessionRunHook):
+    """Runs a user's hook at loop boundaries, its fetches of the body's tensors
+    translated to the loop's outputs (`translate_fetches`)."""
+
+    def __init__(self, hook, loop):
+        self.hook = hook
+        self._fetch_map = loop.fetch_map
+        self._body_graph = loop.body_graph
+
+    def begin(self):
+        try:
+            self.hook.begin()
+        except ValueError:
+            # A model_fn's hook holding the body's tensors (a LoggingTensorHook of
+            # the loss) checks them against the default graph: the body's.
+            with self._body_graph.as_default():
+                self.hook.begin()
+
+    def after_create_session(self, session, coord):
+        self.hook.after_create_session(session, coord)
+
+    def before_run(self, run_context):
+        args = self.hook.before_run(run_context)
+        if args is None or args.fetches is None:
+            return args
+        return tf.train.SessionRunArgs(
+            translate_fetches(args.fetches, self._fetch_map, self.hook),
+            feed_dict=args.feed_dict, options=args.options)
+
+    def after_run(self, run_context, run_values):
+        self.hook.after_run(run_context, run_values)
+
+    def end(self, session):
+        self.hook.end(session)
