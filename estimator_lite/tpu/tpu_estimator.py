@@ -158,7 +158,8 @@ class TPUEstimator(Estimator):
                                       if declared is None or k in declared})
         if isinstance(spec, TPUEstimatorSpec):
             logging.info("Running %s on CPU/GPU", mode)
-            return spec.as_estimator_spec()
+            return spec.as_estimator_spec(host_ops_in_train_op=(
+                mode == ModeKeys.TRAIN and config.experimental_steps_per_loop > 1))
         if not isinstance(spec, EstimatorSpec):
             raise TypeError("model_fn must return a TPUEstimatorSpec or an "
                             f"EstimatorSpec, got {spec!r}")

@@ -92,7 +92,20 @@ class _HostCallHook(tf.train.SessionRunHook):
             session.run(self._writer_init)
 
     def before_run(self, run_context):
+        if self._fetches is None:
+            return None
         return tf.train.SessionRunArgs(self._fetches)
+
+    def fold_into(self, train_op):
+        """`train_op` also running the host ops, which this hook then leaves out.
+
+        Inside a multi-step loop nothing of the step can be fetched from outside:
+        the host ops run with every step of the loop as part of its train op.
+        """
+        fetches, self._fetches = self._fetches, None
+        if not tf.nest.flatten(fetches):
+            return train_op
+        return tf.group(train_op, *tf.nest.flatten(fetches))
 
 
 # Where TF's graph-mode `tf.summary.create_file_writer` registers its initializer
@@ -131,8 +144,12 @@ class TPUEstimatorSpec(collections.namedtuple("TPUEstimatorSpec", _FIELDS)):
             _hooks("evaluation_hooks", evaluation_hooks),
             _hooks("prediction_hooks", prediction_hooks))
 
-    def as_estimator_spec(self):
+    def as_estimator_spec(self, host_ops_in_train_op=False):
         """The equivalent EstimatorSpec, run on CPU/GPU (builds metric and host ops).
+
+        Args:
+          host_ops_in_train_op: the host_call's ops run as part of the train op
+            rather than fetched by a hook (for multi-step loops).
 
         Returns:
           An estimator_lite EstimatorSpec.
@@ -143,9 +160,12 @@ class TPUEstimatorSpec(collections.namedtuple("TPUEstimatorSpec", _FIELDS)):
         if self.host_call is not None:
             hooks = (_HostCallHook(_call_host_fn(self.host_call)),)
         scaffold = self.scaffold_fn() if self.scaffold_fn is not None else None
+        train_op = self.train_op
+        if host_ops_in_train_op and hooks and train_op is not None:
+            train_op = hooks[0].fold_into(train_op)
         return EstimatorSpec(
             mode=self.mode, predictions=self.predictions, loss=self.loss,
-            train_op=self.train_op, eval_metric_ops=eval_metric_ops,
+            train_op=train_op, eval_metric_ops=eval_metric_ops,
             export_outputs=self.export_outputs, scaffold=scaffold,
             training_hooks=self.training_hooks + hooks,
             evaluation_hooks=self.evaluation_hooks + hooks,

@@ -327,3 +327,27 @@ def test_a_replicating_strategy_trains_one_step_per_call_with_a_warning(tmp_path
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert "STEP 7" in ran.stdout
     assert "experimental_steps_per_loop=5 ignored" in ran.stderr
+
+
+def test_tpu_host_call_runs_with_every_step_of_a_loop(tmp_path):
+    def model_fn(features, labels, mode, params):
+        spec = driver.model_fn(features, labels, mode)
+        step = tf.reshape(tf1.train.get_global_step(), [1])
+
+        def host_fn(step, loss):
+            with tf.summary.create_file_writer(params["host_dir"]).as_default(), \
+                    tf.summary.record_if(True):
+                return [tf.summary.scalar("host_loss", loss[0], step=step[0])]
+
+        return tpu.TPUEstimatorSpec(mode, loss=spec.loss, train_op=spec.train_op,
+                                    host_call=(host_fn, [step, tf.reshape(spec.loss, [1])]))
+
+    host_dir = str(tmp_path / "host")
+    config = tpu.RunConfig(model_dir=str(tmp_path), tpu_config=tpu.TPUConfig(
+        iterations_per_loop=5), experimental_honor_iterations_per_loop=True)
+    estimator = tpu.TPUEstimator(model_fn, config=config, use_tpu=False,
+                                 train_batch_size=8, params={"host_dir": host_dir})
+    estimator.train(_tpu_input_fn, max_steps=12)
+    steps = [event.step for path in glob.glob(host_dir + "/events.out.tfevents.*")
+             for event in tf1.train.summary_iterator(path) if event.summary.value]
+    assert sorted(steps) == list(range(12))
