@@ -109,20 +109,20 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
 
     def body(i, finite, loss, summary):
         del loss, summary
-        element = iterator.get_next()
-        features, labels = (element if isinstance(element, (tuple, list))
-                            and len(element) == 2 else (element, None))
+        element = input_fn_lib.split_input(iterator.get_next())
+        features, labels = element.features, element.labels
         before = {id(s) for s in tf.get_collection(tf.GraphKeys.SUMMARIES)}
         spec = train_model_fn(features, labels)
         new = [s for s in tf.get_collection(tf.GraphKeys.SUMMARIES) if id(s) not in before]
         traced.update(spec=spec, features=features, labels=labels, summaries=new,
                       graph=tf.get_default_graph())
         with tf.control_dependencies([spec.train_op]):
-            step_loss = tf.cast(tf.identity(spec.loss), tf.float32)
+            step_loss = tf.reshape(tf.cast(spec.loss, tf.float32), [])
             merged = (tf.summary.merge(new, collections=[]) if new
                       else tf.constant("", tf.string))
-        ok = (tf.reduce_all(tf.is_finite(step_loss)) if spec.loss.dtype.is_floating
-              else tf.constant(True))
+            # On the loss as it is: a float64 loss may not fit float32.
+            ok = (tf.reduce_all(tf.is_finite(spec.loss)) if spec.loss.dtype.is_floating
+                  else tf.constant(True))
         return i + 1, tf.logical_and(finite, ok), step_loss, merged
 
     def cond(i, finite, loss, summary):
