@@ -11,6 +11,7 @@ go through a full ``session.run`` only on the steps where one of them is due.
 Who owns what:
 | session create / restore / recover | `TrainSession` (`_create_session`, `_recover`) |
 | the step: guard, hooks, fast path  | `TrainSession._step`, `hook_protocol`          |
+| K steps per call (opt-in loops)    | `step_loop`, `TrainSession._loop_step`         |
 | checkpoint saves and listeners     | `periodic_actions.CheckpointSaver`             |
 | training summaries (event file)    | `periodic_actions.TrainSummaries`              |
 | step rate, progress and ETA log    | `periodic_actions.ReportProgress`              |
