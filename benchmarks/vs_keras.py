@@ -8,8 +8,10 @@ warm-up (the warm-up also pays tracing and compilation):
       RunConfig(experimental_steps_per_loop=1 or 100), checkpoints every 10000;
   keras_spe1 / keras_spe100 - Keras 3 model.fit(steps_per_execution=1 or 100);
   keras_spe100_jit - the same with jit_compile=True (XLA).
-The best of each side is compared: best_estimator_vs_best_keras. Prints a table,
-then one JSON line (the last line). Keras runs with its TensorFlow backend in
+The best of each side is compared: best_estimator_vs_best_keras. Each row also
+reports the process CPU milliseconds per 1000 steps (all threads), which depends
+little on other load of the machine (steps/sec does). Prints a table, then one JSON
+line (the last line). Keras runs with its TensorFlow backend in
 this process (estimator_lite builds its own graphs and leaves no global state).
 
 Usage: python benchmarks/vs_keras.py [--steps 3000] [--warmup 300] [--repeats 3]
@@ -24,7 +26,7 @@ import tempfile
 import time
 
 import numpy as np
-from bench_util import parse_args, timed_train
+from bench_util import parse_args, timed_train_with_cpu
 
 import estimator_lite as el
 from estimator_lite._tf import tf
@@ -65,26 +67,27 @@ def _model_fn(features, labels, mode):
 
 
 def bench_estimator(steps, warmup, model_dir, steps_per_loop):
-    """Steps/sec of Estimator.train with `steps_per_loop` steps per session call."""
+    """(steps/sec, CPU ms per 1000 steps) of Estimator.train with `steps_per_loop`
+    steps per session call."""
     config = el.RunConfig(model_dir=model_dir, save_checkpoints_steps=10000,
                           experimental_steps_per_loop=steps_per_loop)
     estimator = el.Estimator(_model_fn, config=config)
-    return timed_train(estimator, lambda: _dataset(tf.data), warmup, steps)
+    return timed_train_with_cpu(estimator, lambda: _dataset(tf.data), warmup, steps)
 
 
 class _BatchEndTimes:
-    """A Keras callback body: the time at each on_train_batch_end, by step."""
+    """A Keras callback body: wall and CPU time at each on_train_batch_end, by step."""
 
     def __init__(self):
         self.times = {}
 
     def record(self, batch, logs=None):
         del logs
-        self.times[batch + 1] = time.perf_counter()
+        self.times[batch + 1] = (time.perf_counter(), time.process_time())
 
 
 def bench_keras(steps, warmup, steps_per_execution, jit_compile):
-    """Steps/sec of Keras 3 model.fit over the same MLP and pipeline.
+    """(steps/sec, CPU ms per 1000 steps) of Keras 3 model.fit, same MLP and input.
 
     One fit() of warmup + steps steps; the clock runs between the ends of the
     executions that finish the warm-up and the last step (Keras calls
@@ -106,7 +109,8 @@ def bench_keras(steps, warmup, steps_per_execution, jit_compile):
     times = _BatchEndTimes()
     model.fit(_dataset(tf2.data), epochs=1, steps_per_epoch=warmup + steps, verbose=0,
               callbacks=[keras.callbacks.LambdaCallback(on_train_batch_end=times.record)])
-    return steps / (times.times[warmup + steps] - times.times[warmup])
+    (wall0, cpu0), (wall1, cpu1) = times.times[warmup], times.times[warmup + steps]
+    return steps / (wall1 - wall0), 1e6 * (cpu1 - cpu0) / steps
 
 
 def _run_all(steps, warmup):
@@ -132,13 +136,15 @@ def main(argv=None):
     args = parse_args(parser, argv, {"steps": 200, "warmup": 100, "repeats": 1})
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     rounds = [_run_all(args.steps, args.warmup) for _ in range(args.repeats)]
-    median = {k: float(np.median([r[k] for r in rounds])) for k in rounds[0]}
+    median = {k: float(np.median([r[k][0] for r in rounds])) for k in rounds[0]}
+    cpu = {k: float(np.median([r[k][1] for r in rounds])) for k in rounds[0]}
     best_estimator = max(v for k, v in median.items() if k.startswith("estimator"))
     best_keras = max(v for k, v in median.items() if k.startswith("keras"))
-    print(f"{'loop':<18}{'steps/sec':>12}{'vs best Keras':>15}")
+    print(f"{'loop':<18}{'steps/sec':>12}{'vs best Keras':>15}{'CPU ms/1000':>13}")
     for name, rate in median.items():
-        print(f"{name:<18}{rate:>12.0f}{rate / best_keras:>15.2f}")
+        print(f"{name:<18}{rate:>12.0f}{rate / best_keras:>15.2f}{cpu[name]:>13.0f}")
     result = {f"{k}_steps_per_sec": round(v, 1) for k, v in median.items()}
+    result.update({f"{k}_cpu_ms_per_1000_steps": round(v) for k, v in cpu.items()})
     result.update({
         "best_estimator_vs_best_keras": round(best_estimator / best_keras, 3),
         "k100_vs_k1": round(median["estimator_k100"] / median["estimator_k1"], 3),
