@@ -10,7 +10,8 @@ from estimator_lite.canned import core, optimizers
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 
-__all__ = ["BaselineClassifier", "BaselineRegressor", "LEARNING_RATE"]
+__all__ = ["BaselineClassifier", "BaselineRegressor", "LEARNING_RATE",
+           "baseline_variables_and_logits"]
 
 LEARNING_RATE = 0.3
 
@@ -33,13 +34,34 @@ def _batch_size(features, weight_column):
     return tf.shape(tensor, out_type=tf.int64)[0]
 
 
-def baseline_logits(features, units, weight_column):
-    """Logits [batch, units]: the ``baseline/bias`` variable repeated per example."""
+def baseline_variables_and_logits(features, num_outputs, weight_column=None):
+    """The baseline model: its variables and its logits.
+
+    tf.estimator's ``baseline._baseline_model_fn_builder_v2``.
+
+    Args:
+      features: the input_fn's features (a dict, or a single tensor); only the
+        batch size is read from them.
+      num_outputs: the number of logits.
+      weight_column: the weight feature's key or numeric column, if any.
+
+    Returns:
+      ([bias], logits): the ``baseline/bias`` variable [num_outputs], and the
+      [batch, num_outputs] logits repeating it per example.
+
+    Raises:
+      ValueError: features is an empty dict.
+    """
     with tf.variable_scope("baseline"):
-        bias = tf.get_variable("bias", [units], initializer=tf.zeros_initializer(),
+        bias = tf.get_variable("bias", [num_outputs], initializer=tf.zeros_initializer(),
                                use_resource=True)
         batch = _batch_size(features, weight_column)
-        return tf.tile(tf.expand_dims(bias, 0), tf.stack([batch, 1]))
+        return [bias], tf.tile(tf.expand_dims(bias, 0), tf.stack([batch, 1]))
+
+
+def baseline_logits(features, units, weight_column):
+    """Logits [batch, units]: the ``baseline/bias`` variable repeated per example."""
+    return baseline_variables_and_logits(features, units, weight_column)[1]
 
 
 def baseline_model_fn(features, labels, mode, head, optimizer_fn, weight_column):

@@ -15,8 +15,8 @@ from estimator_lite.canned import core, feature_layers, optimizers
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 
-__all__ = ["DNNClassifier", "DNNRegressor", "check_activation", "check_hidden_units",
-           "dnn_logits", "dnn_network"]
+__all__ = ["DNNClassifier", "DNNRegressor", "add_layer_summaries", "check_activation",
+           "check_hidden_units", "dnn_logits", "dnn_network"]
 
 _BATCH_NORM_MOMENTUM = 0.999
 _BATCH_NORM_EPSILON = 1e-3
@@ -162,7 +162,8 @@ def _batch_norm(inputs, training, update_ops):
                                      _BATCH_NORM_EPSILON)
 
 
-def _add_layer_summaries(values, scope_name):
+def add_layer_summaries(values, scope_name):
+    """A layer's summaries: its fraction of zero values and its activations."""
     tf.summary.scalar(f"{scope_name}/fraction_of_zero_values", tf.nn.zero_fraction(values))
     tf.summary.histogram(f"{scope_name}/activation", values)
 
@@ -198,10 +199,10 @@ def dnn_network(features, feature_columns, hidden_units, units, mode,
             if batch_norm:
                 with tf.variable_scope(f"batchnorm_{index}"):
                     net = _batch_norm(net, training, update_ops)
-        _add_layer_summaries(net, scope.name)
+        add_layer_summaries(net, scope.name)
     with tf.variable_scope("logits") as scope:
         logits = _dense(net, units)
-    _add_layer_summaries(logits, scope.name)
+    add_layer_summaries(logits, scope.name)
     return logits, update_ops
 
 

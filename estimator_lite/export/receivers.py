@@ -64,10 +64,13 @@ def wrap_input_tensors(name, tensors, single_key, allow_int_keys=False):
     if not isinstance(tensors, dict):
         tensors = {single_key: tensors}
     key_types = (str, int) if allow_int_keys else (str,)
+    # "features" -> "feature keys must be ...", as tf.estimator words it.
+    item = name[:-1] if name.endswith("s") else name
     for key, tensor in tensors.items():
         if not isinstance(key, key_types) or isinstance(key, bool):
-            raise WrongTypeError(f"{name} keys must be strings"
-                                 f"{' or ints' if allow_int_keys else ''}, got {key!r}")
+            raise WrongTypeError(f"{item} keys must be strings"
+                                 f"{' or ints' if allow_int_keys else ''}, got {key!r} "
+                                 f"in {name}")
         _check_input_tensor(f"{name}[{key!r}]", tensor)
     return dict(tensors)
 
@@ -131,7 +134,8 @@ class TensorServingInputReceiver(_TensorServingTuple):
         """
         if features is None:
             raise ValueError("features must be defined, got None")
-        _check_input_tensor("features", features)
+        _check_input_tensor("TensorServingInputReceiver's feature (argument features)",
+                            features)
         receiver = ServingInputReceiver(features, receiver_tensors,
                                         receiver_tensors_alternatives)
         return super().__new__(
