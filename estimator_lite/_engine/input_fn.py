@@ -3,7 +3,8 @@
 An input_fn returns a tf.data dataset (TF1 or TF2 spelling) of features or of
 (features, labels), or such tensors directly. Training, evaluation and prediction
 all turn that into an `Input` here, and add the dataset iterator's initializer to
-the session's local init op.
+the session's local init op. `parse_input_fn_result` is tf.estimator's own reading
+(its ``util`` module): the iterator initialized by a hook instead.
 """
 
 import collections

@@ -108,9 +108,15 @@ def dnn_linear_combined_model_fn(
       labels: the labels, as `head` takes them.
       mode: a ModeKeys value.
       head: the Head turning the summed logits into an EstimatorSpec.
-      linear_feature_columns, linear_optimizer, dnn_feature_columns,
-      dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout, batch_norm,
-      linear_sparse_combiner: as DNNLinearCombinedEstimator's.
+      linear_feature_columns: the linear part's columns (as the estimators').
+      linear_optimizer: the linear part's optimizer.
+      dnn_feature_columns: the DNN's columns.
+      dnn_optimizer: the DNN's optimizer.
+      dnn_hidden_units: the DNN's layer sizes.
+      dnn_activation_fn: the DNN's activation.
+      dnn_dropout: the DNN's dropout rate, or None.
+      batch_norm: whether the DNN normalizes each hidden layer's batch.
+      linear_sparse_combiner: 'sum', 'mean' or 'sqrtn'.
       config: the RunConfig (unused).
       loss_reduction: how `head` reduces the training loss (a mean is scaled for
         the replicas of a distribution strategy).

@@ -15,7 +15,7 @@ from estimator_lite._engine.validation import WrongTypeError
 from estimator_lite._tf import tf
 
 __all__ = ["SPARSE_COMBINERS", "check_feature_columns", "dense_input", "is_categorical",
-           "is_feature_column_v2", "linear_logits"]
+           "check_v2_columns", "is_feature_column_v2", "linear_logits"]
 
 SPARSE_COMBINERS = ("mean", "sqrtn", "sum")
 _CATEGORICAL_BASES = ("CategoricalColumn", "_CategoricalColumn")
@@ -36,6 +36,24 @@ def is_feature_column_v2(feature_columns):
     """
     return all(any(cls.__name__ == "FeatureColumn" for cls in type(column).__mro__)
                for column in feature_columns)
+
+
+def check_v2_columns(feature_columns):
+    """Checks that a v2 canned model got no TensorFlow v1-only column.
+
+    tf.estimator's v2 models check when they build their graph (train, evaluate,
+    predict, export), so the estimators do too.
+
+    Raises:
+      ValueError: a column is v1-only (TF 1's private ``_NumericColumn`` & co.).
+    """
+    v1_only = [column for column in feature_columns
+               if not is_feature_column_v2([column])]
+    if v1_only:
+        raise ValueError(
+            f"Received a feature column from TensorFlow v1 ({v1_only[0]!r}), but a "
+            "TensorFlow v2 estimator needs v2 columns (tf.feature_column); with v1 "
+            "columns use tf.compat.v1.estimator's estimators")
 
 
 def is_categorical(column):

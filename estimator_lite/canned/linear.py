@@ -173,14 +173,6 @@ def _add_summaries(bias, weights, units):
     tf.summary.scalar("fraction_of_zero_weights", compute_fraction_of_zero(weights))
 
 
-def _check_v2_columns(feature_columns):
-    if not feature_layers.is_feature_column_v2(feature_columns):
-        raise ValueError("The feature columns include TensorFlow v1 columns, which a "
-                         "TensorFlow v2 estimator cannot use: use tf.feature_column's "
-                         "columns, or the v1 estimators (tf.compat.v1.estimator) with "
-                         "tf.compat.v1.feature_column's")
-
-
 def _logit_fn_builder(units, feature_columns, sparse_combiner, check_v2):
     columns = feature_layers.check_feature_columns(feature_columns)
     sparse_combiner = check_sparse_combiner(sparse_combiner)
@@ -188,7 +180,7 @@ def _logit_fn_builder(units, feature_columns, sparse_combiner, check_v2):
     def linear_logit_fn(features):
         """The linear model's logits for `features`, with its summaries."""
         if check_v2:
-            _check_v2_columns(columns)
+            feature_layers.check_v2_columns(columns)
         model = LinearModel(columns, units=units, sparse_combiner=sparse_combiner,
                             name="linear_model")
         logits = model(features)
@@ -231,7 +223,11 @@ def linear_logits(features, feature_columns, units, sparse_combiner):
 
     Adds the summaries ``bias`` and ``fraction_of_zero_weights``, as tf.estimator's
     linear model_fn does.
+
+    Raises:
+      ValueError: a column is a TensorFlow v1-only column (the v2 models' check).
     """
+    feature_layers.check_v2_columns(feature_columns)
     model = LinearModel(feature_columns, units=units, sparse_combiner=sparse_combiner,
                         name="linear_model")
     with tf.variable_scope("linear"):
