@@ -14,6 +14,7 @@ prints one JSON line (`report`'s dict). Every model's variables are set to the s
 values by name (`_set_variables`) before anything is read, so the numbers compare.
 """
 
+import functools
 import importlib
 import json
 import os
@@ -226,8 +227,28 @@ def _gc(gc, workdir):
             "path_fields": list(gc.Path._fields)}
 
 
+def _with_kwargs(features, labels, *args, mode=None, **kwargs):
+    del features, labels, args, mode, kwargs
+
+
+class _Model:
+    def model_fn(self, features, labels, config):
+        del features, labels, config
+
+    def __call__(self, features, params=None):
+        del features, params
+
+
+def _fn_args(util):
+    """util.fn_args of functions, methods, callables and partials."""
+    model = _Model()
+    return [list(util.fn_args(fn)) for fn in (
+        _with_kwargs, model.model_fn, model, functools.partial(_with_kwargs, 1),
+        functools.partial(_with_kwargs, labels=2, mode=3), lambda x, y=1: None)]
+
+
 def _util(util):
-    report = {}
+    report = {"fn_args": _fn_args(util)}
     with tf.Graph().as_default():
         dataset = tf.data.Dataset.from_tensor_slices(
             ({"x": np.arange(4.0)}, np.arange(4, 8)))
