@@ -219,6 +219,11 @@ for _path, _names in _CANNED_BUILDERS.items():
     _PRIVATE_ATTRIBUTES[_path] = {
         **_PRIVATE_ATTRIBUTES[_path],
         **{name: f"estimator_lite.{_path}:{target}" for name, target in _names.items()}}
+# model_fn's `_TPUEstimatorSpec` is the base of TPUEstimatorSpec (head tests' mock
+# heads build one); here one class is both.
+_PRIVATE_ATTRIBUTES["model_fn"] = {
+    **_PRIVATE_ATTRIBUTES["model_fn"],
+    "_TPUEstimatorSpec": "estimator_lite.tpu.tpu_estimator_spec:TPUEstimatorSpec"}
 # The v1/v2 API namespaces, reachable under the private roots too.
 _PRIVATE_PUBLIC = {
     "api._v1.estimator": Alias((V1_API,), dict(_V1_ATTRIBUTES), strict=True),
