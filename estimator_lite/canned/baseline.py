@@ -16,22 +16,35 @@ __all__ = ["BaselineClassifier", "BaselineRegressor", "LEARNING_RATE",
 LEARNING_RATE = 0.3
 
 
-def _batch_size(features, weight_column):
-    """The batch size, from the weight feature or else the first feature by key."""
-    if isinstance(features, dict):
-        key = weight_column if isinstance(weight_column, str) else getattr(
-            weight_column, "key", None)
-        tensor = features.get(key) if key in features else None
-        if tensor is None:
-            if not features:
-                raise ValueError("Baseline estimators need at least one feature to tell "
-                                 "the batch size, got an empty features dict")
-            tensor = features[sorted(features)[0]]
-    else:
-        tensor = features
+def _first_dim(tensor):
     if isinstance(tensor, tf.SparseTensor):
         return tensor.dense_shape[0]
     return tf.shape(tensor, out_type=tf.int64)[0]
+
+
+def _batch_size(features, weight_column):
+    """(batch size, checks that every feature agrees on it), as tf.estimator's.
+
+    The weight feature is left out (serving requests lack it) unless it is the
+    only feature; the first other feature gives the size.
+
+    Raises:
+      ValueError: features is an empty dict.
+    """
+    if not isinstance(features, dict):
+        return _first_dim(features), []
+    if not features:
+        raise ValueError("Baseline estimators need at least one feature to tell the "
+                         "batch size, got an empty features dict")
+    key = weight_column if isinstance(weight_column, str) else getattr(
+        weight_column, "key", None)
+    tensors = [tensor for name, tensor in features.items() if name != key] or [
+        features[key]]
+    batch = _first_dim(tensors[0])
+    checks = [tf.assert_equal(batch, _first_dim(tensor), message="features must all "
+                              "have the same batch size (dimension 0)")
+              for tensor in tensors[1:]]
+    return batch, checks
 
 
 def baseline_variables_and_logits(features, num_outputs, weight_column=None):
@@ -55,8 +68,9 @@ def baseline_variables_and_logits(features, num_outputs, weight_column=None):
     with tf.variable_scope("baseline"):
         bias = tf.get_variable("bias", [num_outputs], initializer=tf.zeros_initializer(),
                                use_resource=True)
-        batch = _batch_size(features, weight_column)
-        return [bias], tf.tile(tf.expand_dims(bias, 0), tf.stack([batch, 1]))
+        batch, checks = _batch_size(features, weight_column)
+        with tf.control_dependencies(checks):
+            return [bias], tf.tile(tf.expand_dims(bias, 0), tf.stack([batch, 1]))
 
 
 def baseline_logits(features, units, weight_column):

@@ -134,15 +134,33 @@ def _fractions(linear):
             "none_error": none_error}
 
 
+def _baseline_batch(baseline, make_features):
+    """The logits' shape for the features (weight column "w"), or the error's type."""
+    with tf.Graph().as_default():
+        try:
+            _, logits = baseline._baseline_model_fn_builder_v2(
+                features=make_features(), num_outputs=2, weight_column="w")
+            with tf.compat.v1.Session() as session:
+                session.run(tf.compat.v1.global_variables_initializer())
+                return list(session.run(logits).shape)
+        except (tf.errors.InvalidArgumentError, ValueError) as error:
+            return type(error).__name__
+
+
 def _baseline(baseline):
+    report = {"batches": [_baseline_batch(baseline, make) for make in (
+        lambda: {"a": [[1.0], [2.0]], "b": [[1.0], [2.0], [3.0]]},
+        lambda: {"w": [[1.0], [2.0], [3.0]], "a": [[1.0], [2.0]]},
+        lambda: {"a": tf.SparseTensor([[0, 0], [3, 0]], ["x", "y"], [4, 1])})]}
     with tf.Graph().as_default():
         variables, logits = baseline._baseline_model_fn_builder_v2(
             features=_features(), num_outputs=3, weight_column="w")
         with tf.compat.v1.Session() as session:
             session.run(tf.compat.v1.global_variables_initializer())
             _set_variables(session)
-            return {"variables": [v.op.name for v in variables],
-                    "logits": session.run(logits).tolist()}
+            report.update(variables=[v.op.name for v in variables],
+                          logits=session.run(logits).tolist())
+    return report
 
 
 def _combined_spec(modules, mode):
