@@ -63,7 +63,8 @@ def _assert_close(actual, expected, path="report"):
 
 @requires_oracle
 @pytest.mark.parametrize("part", ["linear_logit_fn", "linear_model", "fraction_of_zero",
-                                  "baseline", "combined", "gc", "util"])
+                                  "baseline", "combined", "gc", "util",
+                                  "v1_only_columns"])
 def test_private_builders_do_what_tf_estimators_do(part, modules, oracle, tmp_path):
     lite = driver.report(modules, str(tmp_path))
     _assert_close(lite[part], oracle[part], part)

@@ -286,6 +286,23 @@ def _util(util):
     return report
 
 
+def _v1_only_columns(workdir):
+    """A v1 LinearRegressor over TF 1's private v1-only columns: loss, variables."""
+    from tensorflow.python.feature_column import feature_column as fc_v1  # noqa: PLC0415
+
+    def input_fn():
+        return ({"x": tf.constant([[1.0], [2.0]]), "c": tf.constant([["a"], ["b"]])},
+                tf.constant([[1.0], [0.0]]))
+
+    columns = [fc_v1._numeric_column("x"),
+               fc_v1._categorical_column_with_vocabulary_list("c", ["a", "b"])]
+    estimator = tf.compat.v1.estimator.LinearRegressor(
+        feature_columns=columns, model_dir=os.path.join(workdir, "v1_columns"))
+    estimator.train(input_fn, steps=2)
+    return {"loss": float(estimator.evaluate(input_fn, steps=1)["loss"]),
+            "variables": sorted(estimator.get_variable_names())}
+
+
 def report(modules, workdir):
     """What each builder gives, as JSON-ready values."""
     return {"tf_version": tf.__version__,
@@ -295,7 +312,8 @@ def report(modules, workdir):
             "baseline": _baseline(modules["baseline"]),
             "combined": _combined(modules),
             "gc": _gc(modules["gc"], workdir),
-            "util": _util(modules["util"])}
+            "util": _util(modules["util"]),
+            "v1_only_columns": _v1_only_columns(workdir)}
 
 
 def main(argv):
