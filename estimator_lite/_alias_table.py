@@ -38,6 +38,7 @@ V2_API = "estimator_lite"
 V1_API = "estimator_lite.compat.v1"
 TPU = "estimator_lite.tpu"
 MODEL_TO_ESTIMATOR = "estimator_lite:model_to_estimator"
+GC = "estimator_lite.export.garbage_collection"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,8 +100,8 @@ _PRIVATE = {
     "run_config": ("estimator_lite.run_config",),
     "training": ("estimator_lite.training",),
     "exporter": ("estimator_lite.exporter",),
-    "gc": ("estimator_lite.exporter",),
-    "util": ("estimator_lite._engine.fn_args",),
+    "gc": (GC,),
+    "util": ("estimator_lite._engine.input_fn", "estimator_lite._engine.fn_args"),
     "early_stopping": ("estimator_lite.early_stopping",),
     "extenders": ("estimator_lite.extenders",),
     "export": _EXPORT_OWNERS,
@@ -196,7 +197,33 @@ _PRIVATE_ATTRIBUTES = {
     **{path: _flavored(names) for path, names in _CANNED_CLASSES.items()},
     "keras": {"model_to_estimator": MODEL_TO_ESTIMATOR},
     "keras_lib": {"model_to_estimator": MODEL_TO_ESTIMATOR},
+    # tf.estimator's gc module keeps its filters private (`_union`, ...).
+    "gc": {f"_{name}": f"{GC}:{name}" for name in (
+        "get_paths", "largest_export_versions", "mod_export_version", "negation",
+        "one_of_every_n_export_versions", "union")},
+    "util": {"_DatasetInitializerHook":
+             "estimator_lite._engine.input_fn:DatasetInitializerHook"},
 }
+# The canned modules' private builders that tests and libraries call, each served
+# by the function doing the same over estimator_lite's canned models.
+_CANNED_BUILDERS = {
+    "canned.linear": {
+        "_compute_fraction_of_zero": "compute_fraction_of_zero",
+        "linear_logit_fn_builder_v2": "linear_logit_fn_builder_v2"},
+    "canned.baseline": {
+        "_baseline_model_fn_builder_v2": "baseline_variables_and_logits"},
+    "canned.dnn_linear_combined": {
+        "_dnn_linear_combined_model_fn_v2": "dnn_linear_combined_model_fn"},
+}
+for _path, _names in _CANNED_BUILDERS.items():
+    _PRIVATE_ATTRIBUTES[_path] = {
+        **_PRIVATE_ATTRIBUTES[_path],
+        **{name: f"estimator_lite.{_path}:{target}" for name, target in _names.items()}}
+# model_fn's `_TPUEstimatorSpec` is the base of TPUEstimatorSpec (head tests' mock
+# heads build one); here one class is both.
+_PRIVATE_ATTRIBUTES["model_fn"] = {
+    **_PRIVATE_ATTRIBUTES["model_fn"],
+    "_TPUEstimatorSpec": "estimator_lite.tpu.tpu_estimator_spec:TPUEstimatorSpec"}
 # The v1/v2 API namespaces, reachable under the private roots too.
 _PRIVATE_PUBLIC = {
     "api._v1.estimator": Alias((V1_API,), dict(_V1_ATTRIBUTES), strict=True),

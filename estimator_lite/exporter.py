@@ -62,6 +62,20 @@ def _check_name(name):
     return name
 
 
+def _check_exports_to_keep(exports_to_keep):
+    """How many exports to keep: None (all) or an int >= 1.
+
+    Raises:
+      TypeError: not an int or None.
+      ValueError: < 1.
+    """
+    value = validation.check_int("exports_to_keep", exports_to_keep, allow_none=True)
+    if value is not None and value < 1:
+        raise ValueError("exports_to_keep must be >= 1 (a positive number) or None, "
+                         f"got {value!r}")
+    return value
+
+
 def gc_exports(export_path, exports_to_keep):
     """Deletes all but the newest `exports_to_keep` timestamp-named export dirs.
 
@@ -100,8 +114,7 @@ class _SavedModelExporter(Exporter):
             raise TypeError(f"assets_extra must be a dict or None, got {assets_extra!r}")
         self._assets_extra = assets_extra
         self._as_text = bool(as_text)
-        self._exports_to_keep = validation.check_int(
-            "exports_to_keep", exports_to_keep, 1, allow_none=True)
+        self._exports_to_keep = _check_exports_to_keep(exports_to_keep)
 
     @property
     def name(self):
@@ -150,6 +163,15 @@ def _loss_smaller(best_eval_result, current_eval_result):
             raise ValueError(f"{name} must contain 'loss' to compare by loss, got "
                              f"{result!r}")
     return current_eval_result["loss"] < best_eval_result["loss"]
+
+
+def _same_metrics(metrics, eval_result):
+    """Whether logged `metrics` hold `eval_result`'s numbers (the same evaluation)."""
+    try:
+        return all(name in metrics and float(metrics[name]) == float(value)
+                   for name, value in eval_result.items())
+    except (TypeError, ValueError):
+        return False
 
 
 def _json_safe(eval_result):
@@ -217,16 +239,25 @@ class BestExporter(_SavedModelExporter):
             return model_dir_lib.event_file_pattern(eval_dir)
         return os.path.join(model_dir, self._event_file_pattern)
 
-    def _load_best(self, estimator, export_path, current_step):
-        """Best earlier result: the saved one, else the best earlier eval event."""
+    def _load_best(self, estimator, export_path, eval_result):
+        """Best earlier result: the saved one, else the best earlier eval event.
+
+        The current evaluation is already in the event files: it is the event at
+        its global step (and newer ones are skipped), or, for a result without a
+        global step, the events holding exactly its metrics.
+        """
         saved = read_json(os.path.join(export_path, model_dir_lib.BEST_EVAL_RESULT_FILE))
         if saved is not None:
             return saved
+        current = eval_result or {}
+        current_step = current.get("global_step")
         best = None
         history = event_files.read_event_file_metrics(self._pattern(estimator.model_dir))
         for step, metrics in history.items():
             if current_step is not None and step >= current_step:
                 continue  # the current evaluation (already written) or newer
+            if current_step is None and current and _same_metrics(metrics, current):
+                continue
             candidate = dict(metrics, global_step=step)
             if best is None or self._compare_fn(best_eval_result=best,
                                                  current_eval_result=candidate):
@@ -241,16 +272,16 @@ class BestExporter(_SavedModelExporter):
     def export(self, estimator, export_path, checkpoint_path, eval_result,
                is_the_final_export):
         if not self._loaded:
-            step = (eval_result or {}).get("global_step")
-            self._best_eval_result = self._load_best(estimator, export_path, step)
+            self._best_eval_result = self._load_best(estimator, export_path, eval_result)
             self._loaded = True
         if self._best_eval_result is not None and not self._compare_fn(
                 best_eval_result=self._best_eval_result, current_eval_result=eval_result):
             return None
         logging.info("BestExporter %s: new best result %s", self.name, eval_result)
         export_dir = self._write(estimator, export_path, checkpoint_path)
-        self._best_eval_result = dict(eval_result)
-        self._save_best(export_path, eval_result)
+        if eval_result is not None:  # A caller without an evaluation gives None.
+            self._best_eval_result = dict(eval_result)
+            self._save_best(export_path, eval_result)
         gc_exports(export_path, self._exports_to_keep)
         return export_dir
 

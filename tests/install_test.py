@@ -154,8 +154,10 @@ def test_a_private_name_without_equivalent_fails_at_use_naming_it(installed):
     from tensorflow.python.estimator.canned.saved_model_estimator import (  # noqa: PLC0415
         SavedModelEstimator,
     )
-    from tensorflow_estimator.python.estimator.gc import _get_paths  # noqa: PLC0415
-    for call in (lambda: SavedModelEstimator("/tmp"), lambda: _get_paths("/tmp", None)):
+    from tensorflow_estimator.python.estimator.inputs.queues.feeding_functions import (  # noqa: PLC0415
+        _enqueue_data,
+    )
+    for call in (lambda: SavedModelEstimator("/tmp"), lambda: _enqueue_data(None, 1)):
         with pytest.raises(install.NotProvidedError, match=NOT_PROVIDED):
             call()
     with pytest.raises(install.NotProvidedError) as raised:

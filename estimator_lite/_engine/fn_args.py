@@ -2,7 +2,10 @@
 
 import inspect
 
-__all__ = ["declared_args", "call_with_declared_args", "check_declared_args"]
+__all__ = ["declared_args", "call_with_declared_args", "check_declared_args", "fn_args"]
+
+_POSITIONAL_KINDS = (inspect.Parameter.POSITIONAL_ONLY,
+                     inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def declared_args(fn):
@@ -54,3 +57,20 @@ def check_declared_args(name, fn, allowed, required=()):
         raise ValueError(f"{name} has unknown arguments {unknown}; it may take only "
                          f"{list(allowed)}")
     return fn
+
+
+def fn_args(fn):
+    """The names of `fn`'s arguments, as a tuple (tf.estimator's ``util.fn_args``).
+
+    Unlike `declared_args`, a function taking **kwargs still lists its arguments;
+    keyword-only arguments and the *args / **kwargs names are not listed (as
+    tf.estimator's, which reads the positional ones). Arguments already bound are
+    left out: a bound method's ``self``, a functools.partial's positional
+    arguments and keywords; a callable object lists its ``__call__``'s.
+    """
+    if hasattr(fn, "func") and hasattr(fn, "keywords") and hasattr(fn, "args"):
+        bound = set(fn.keywords or ())
+        names = fn_args(fn.func)[len(fn.args):]
+        return tuple(name for name in names if name not in bound)
+    params = inspect.signature(fn).parameters.values()
+    return tuple(p.name for p in params if p.kind in _POSITIONAL_KINDS)

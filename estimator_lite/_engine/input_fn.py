@@ -3,14 +3,17 @@
 An input_fn returns a tf.data dataset (TF1 or TF2 spelling) of features or of
 (features, labels), or such tensors directly. Training, evaluation and prediction
 all turn that into an `Input` here, and add the dataset iterator's initializer to
-the session's local init op.
+the session's local init op. `parse_input_fn_result` is tf.estimator's own reading
+(its ``util`` module): the iterator initialized by a hook instead.
 """
 
 import collections
 
 from estimator_lite._tf import DATASET_TYPES, tf
 
-__all__ = ["Input", "split_input", "scaffold_with_input", "static_batch_size"]
+__all__ = ["DatasetInitializerHook", "Input", "parse_input_fn_result",
+           "parse_iterator_result", "split_input", "scaffold_with_input",
+           "static_batch_size"]
 
 
 class Input(collections.namedtuple(
@@ -42,6 +45,70 @@ def split_input(result):
                              f"{len(result)}")
         return Input(result[0], result[1], initializer, cardinality)
     return Input(result, None, initializer, cardinality)
+
+
+class DatasetInitializerHook(tf.train.SessionRunHook):
+    """Initializes a dataset's initializable iterator in each new session."""
+
+    def __init__(self, iterator):
+        """Args: iterator: a tf.data initializable iterator."""
+        self._iterator = iterator
+        self._initializer = None
+
+    def begin(self):
+        """Takes the iterator's initializer op (the graph is still open)."""
+        self._initializer = self._iterator.initializer
+
+    def after_create_session(self, session, coord):
+        """Runs the initializer, so the dataset starts from its first element."""
+        del coord
+        session.run(self._initializer)
+
+
+def parse_iterator_result(result):
+    """(features, labels) from what an input_fn's iterator or the input_fn gave.
+
+    Args:
+      result: features alone, or a (features, labels) tuple or list.
+
+    Returns:
+      (features, labels), labels None when `result` is not a sequence.
+
+    Raises:
+      ValueError: a sequence whose length is not 2.
+    """
+    if isinstance(result, (tuple, list)):
+        if len(result) != 2:
+            raise ValueError("input_fn should return (features, labels) as a sequence "
+                             f"of length 2, got one of length {len(result)}")
+        return result[0], result[1]
+    return result, None
+
+
+def parse_input_fn_result(result):
+    """tf.estimator's reading of an input_fn's result: features, labels, hooks.
+
+    Unlike `split_input` (the Estimator's own path, which initializes the
+    iterator in the scaffold), a dataset's iterator is initialized by the
+    returned `DatasetInitializerHook`, which the caller runs with its session.
+
+    Args:
+      result: a tf.data dataset (TF1 or TF2 spelling) of features or of
+        (features, labels), or such tensors directly.
+
+    Returns:
+      (features, labels or None, list of SessionRunHooks).
+
+    Raises:
+      ValueError: a sequence that is not (features, labels).
+    """
+    hooks = []
+    if isinstance(result, DATASET_TYPES):
+        iterator = tf.data.make_initializable_iterator(result)
+        hooks.append(DatasetInitializerHook(iterator))
+        result = iterator.get_next()
+    features, labels = parse_iterator_result(result)
+    return features, labels, hooks
 
 
 def scaffold_with_input(scaffold, iterator_init):

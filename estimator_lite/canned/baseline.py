@@ -10,36 +10,72 @@ from estimator_lite.canned import core, optimizers
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 
-__all__ = ["BaselineClassifier", "BaselineRegressor", "LEARNING_RATE"]
+__all__ = ["BaselineClassifier", "BaselineRegressor", "LEARNING_RATE",
+           "baseline_variables_and_logits"]
 
 LEARNING_RATE = 0.3
 
 
-def _batch_size(features, weight_column):
-    """The batch size, from the weight feature or else the first feature by key."""
-    if isinstance(features, dict):
-        key = weight_column if isinstance(weight_column, str) else getattr(
-            weight_column, "key", None)
-        tensor = features.get(key) if key in features else None
-        if tensor is None:
-            if not features:
-                raise ValueError("Baseline estimators need at least one feature to tell "
-                                 "the batch size, got an empty features dict")
-            tensor = features[sorted(features)[0]]
-    else:
-        tensor = features
+def _first_dim(tensor):
     if isinstance(tensor, tf.SparseTensor):
         return tensor.dense_shape[0]
     return tf.shape(tensor, out_type=tf.int64)[0]
 
 
+def _batch_size(features, weight_column):
+    """(batch size, checks that every feature agrees on it), as tf.estimator's.
+
+    The weight feature is left out (serving requests lack it) unless it is the
+    only feature; the first other feature gives the size.
+
+    Raises:
+      ValueError: features is an empty dict.
+    """
+    if not isinstance(features, dict):
+        return _first_dim(features), []
+    if not features:
+        raise ValueError("Baseline estimators need at least one feature to tell the "
+                         "batch size, got an empty features dict")
+    key = weight_column if isinstance(weight_column, str) else getattr(
+        weight_column, "key", None)
+    tensors = [tensor for name, tensor in features.items() if name != key] or [
+        features[key]]
+    batch = _first_dim(tensors[0])
+    checks = [tf.assert_equal(batch, _first_dim(tensor), message="features must all "
+                              "have the same batch size (dimension 0)")
+              for tensor in tensors[1:]]
+    return batch, checks
+
+
+def baseline_variables_and_logits(features, num_outputs, weight_column=None):
+    """The baseline model: its variables and its logits.
+
+    tf.estimator's ``baseline._baseline_model_fn_builder_v2``.
+
+    Args:
+      features: the input_fn's features (a dict, or a single tensor); only the
+        batch size is read from them.
+      num_outputs: the number of logits.
+      weight_column: the weight feature's key or numeric column, if any.
+
+    Returns:
+      ([bias], logits): the ``baseline/bias`` variable [num_outputs], and the
+      [batch, num_outputs] logits repeating it per example.
+
+    Raises:
+      ValueError: features is an empty dict.
+    """
+    with tf.variable_scope("baseline"):
+        bias = tf.get_variable("bias", [num_outputs], initializer=tf.zeros_initializer(),
+                               use_resource=True)
+        batch, checks = _batch_size(features, weight_column)
+        with tf.control_dependencies(checks):
+            return [bias], tf.tile(tf.expand_dims(bias, 0), tf.stack([batch, 1]))
+
+
 def baseline_logits(features, units, weight_column):
     """Logits [batch, units]: the ``baseline/bias`` variable repeated per example."""
-    with tf.variable_scope("baseline"):
-        bias = tf.get_variable("bias", [units], initializer=tf.zeros_initializer(),
-                               use_resource=True)
-        batch = _batch_size(features, weight_column)
-        return tf.tile(tf.expand_dims(bias, 0), tf.stack([batch, 1]))
+    return baseline_variables_and_logits(features, units, weight_column)[1]
 
 
 def baseline_model_fn(features, labels, mode, head, optimizer_fn, weight_column):

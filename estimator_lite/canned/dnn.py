@@ -15,8 +15,8 @@ from estimator_lite.canned import core, feature_layers, optimizers
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 
-__all__ = ["DNNClassifier", "DNNRegressor", "check_activation", "check_hidden_units",
-           "dnn_logits", "dnn_network"]
+__all__ = ["DNNClassifier", "DNNRegressor", "add_layer_summaries", "check_activation",
+           "check_hidden_units", "dnn_logits", "dnn_network"]
 
 _BATCH_NORM_MOMENTUM = 0.999
 _BATCH_NORM_EPSILON = 1e-3
@@ -162,14 +162,23 @@ def _batch_norm(inputs, training, update_ops):
                                      _BATCH_NORM_EPSILON)
 
 
-def _add_layer_summaries(values, scope_name):
+def add_layer_summaries(values, scope_name, at_root=False):
+    """A layer's summaries: its fraction of zero values and its activations.
+
+    Tagged ``<name scope>/<scope_name>/...``, or ``<scope_name>/...`` with
+    `at_root` (tf.estimator's v2 models; its v1 models repeat the ``dnn`` scope).
+    """
+    if at_root:
+        with tf.name_scope(""):
+            add_layer_summaries(values, scope_name)
+        return
     tf.summary.scalar(f"{scope_name}/fraction_of_zero_values", tf.nn.zero_fraction(values))
     tf.summary.histogram(f"{scope_name}/activation", values)
 
 
 def dnn_network(features, feature_columns, hidden_units, units, mode,
                 activation_fn=tf.nn.relu, dropout=None, batch_norm=False,
-                input_layer_partitioner=None):
+                input_layer_partitioner=None, summaries_at_root=False):
     """Builds the network in the current variable scope (``dnn`` for canned models).
 
     Args:
@@ -183,6 +192,8 @@ def dnn_network(features, feature_columns, hidden_units, units, mode,
       batch_norm: whether to batch-normalize each hidden layer.
       input_layer_partitioner: None or a variable partitioner for the input layer
         (the v1 canned estimators' argument).
+      summaries_at_root: whether the layer summaries are tagged with the layers'
+        variable scopes alone (see `add_layer_summaries`).
 
     Returns:
       (logits [batch, units], update_ops list).
@@ -198,10 +209,10 @@ def dnn_network(features, feature_columns, hidden_units, units, mode,
             if batch_norm:
                 with tf.variable_scope(f"batchnorm_{index}"):
                     net = _batch_norm(net, training, update_ops)
-        _add_layer_summaries(net, scope.name)
+        add_layer_summaries(net, scope.name, summaries_at_root)
     with tf.variable_scope("logits") as scope:
         logits = _dense(net, units)
-    _add_layer_summaries(logits, scope.name)
+    add_layer_summaries(logits, scope.name, summaries_at_root)
     return logits, update_ops
 
 
@@ -211,10 +222,14 @@ def dnn_logits(features, feature_columns, hidden_units, units, mode,
 
     Returns:
       (logits [batch, units], update_ops list).
+
+    Raises:
+      ValueError: a column is a TensorFlow v1-only column (the v2 models' check).
     """
+    feature_layers.check_v2_columns(feature_columns)
     with tf.variable_scope("dnn"):
         return dnn_network(features, feature_columns, hidden_units, units, mode,
-                           activation_fn, dropout, batch_norm)
+                           activation_fn, dropout, batch_norm, summaries_at_root=True)
 
 
 def dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns,

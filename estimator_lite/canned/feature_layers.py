@@ -15,7 +15,7 @@ from estimator_lite._engine.validation import WrongTypeError
 from estimator_lite._tf import tf
 
 __all__ = ["SPARSE_COMBINERS", "check_feature_columns", "dense_input", "is_categorical",
-           "linear_logits"]
+           "check_v2_columns", "is_feature_column_v2", "linear_logits"]
 
 SPARSE_COMBINERS = ("mean", "sqrtn", "sum")
 _CATEGORICAL_BASES = ("CategoricalColumn", "_CategoricalColumn")
@@ -26,6 +26,34 @@ _EMBEDDING_SUFFIX = "_embedding/embedding_weights"
 def _is_feature_column(obj):
     return any(cls.__name__ in ("FeatureColumn", "_FeatureColumn")
                for cls in type(obj).__mro__)
+
+
+def is_feature_column_v2(feature_columns):
+    """Whether every column is a TensorFlow v2 column (tf.feature_column's).
+
+    TF 2's columns derive from both the v2 base ``FeatureColumn`` and the v1 one;
+    TF 1's private v1-only columns derive from ``_FeatureColumn`` alone.
+    """
+    return all(any(cls.__name__ == "FeatureColumn" for cls in type(column).__mro__)
+               for column in feature_columns)
+
+
+def check_v2_columns(feature_columns):
+    """Checks that a v2 canned model got no TensorFlow v1-only column.
+
+    tf.estimator's v2 models check when they build their graph (train, evaluate,
+    predict, export), so the estimators do too.
+
+    Raises:
+      ValueError: a column is v1-only (TF 1's private ``_NumericColumn`` & co.).
+    """
+    v1_only = [column for column in feature_columns
+               if not is_feature_column_v2([column])]
+    if v1_only:
+        raise ValueError(
+            f"Received a feature column from TensorFlow v1 ({v1_only[0]!r}), but a "
+            "TensorFlow v2 estimator needs v2 columns (tf.feature_column); with v1 "
+            "columns use tf.compat.v1.estimator's estimators")
 
 
 def is_categorical(column):
@@ -112,37 +140,48 @@ def _categorical_weights_name(getter, name, *args, **kwargs):
     return getter(name, *args, **kwargs)
 
 
-def _dense_part(features, dense_columns, units):
+def _variable_shape(column):
+    """A dense column's shape per example (TF 1's v1-only columns name it
+    ``_variable_shape``)."""
+    shape = getattr(column, "variable_shape", None)
+    return shape if shape is not None else column._variable_shape
+
+
+def _dense_part(features, dense_columns, units, trainable):
     with tf.variable_scope(tf.get_variable_scope(), custom_getter=_strip_input_layer):
-        values = tf.feature_column.input_layer(features, list(dense_columns))
+        values = tf.feature_column.input_layer(features, list(dense_columns),
+                                               trainable=trainable)
     weights = []
     for column in dense_columns:  # input_layer's order: sorted by name.
-        size = int(tf.TensorShape(column.variable_shape).num_elements())
+        size = int(tf.TensorShape(_variable_shape(column)).num_elements())
         weights.append(tf.get_variable(f"{column.name}/weights", [size, units],
                                        initializer=tf.zeros_initializer(),
-                                       use_resource=True))
+                                       trainable=trainable, use_resource=True))
     kernel = weights[0] if len(weights) == 1 else tf.concat(weights, axis=0)
     return tf.matmul(values, kernel)
 
 
-def _categorical_part(features, categorical_columns, units, sparse_combiner):
+def _categorical_part(features, categorical_columns, units, sparse_combiner, trainable):
     embeddings = [tf.feature_column.embedding_column(
         column, dimension=units, combiner=sparse_combiner,
-        initializer=tf.zeros_initializer()) for column in categorical_columns]
+        initializer=tf.zeros_initializer(), trainable=trainable)
+        for column in categorical_columns]
     with tf.variable_scope(tf.get_variable_scope(),
                            custom_getter=_categorical_weights_name):
-        looked_up = tf.feature_column.input_layer(features, embeddings)
+        looked_up = tf.feature_column.input_layer(features, embeddings,
+                                                  trainable=trainable)
     if len(embeddings) == 1:
         return looked_up
     return tf.reduce_sum(tf.reshape(looked_up, [-1, len(embeddings), units]), axis=1)
 
 
-def linear_logits(features, feature_columns, units, sparse_combiner="sum"):
+def linear_logits(features, feature_columns, units, sparse_combiner="sum",
+                  name="linear_model", trainable=True):
     """Logits of a linear model: sum of every column's weighted value, plus a bias.
 
-    Call inside the ``linear`` variable scope; variables are created as
-    ``linear_model/<column>/weights`` [size, units] and
-    ``linear_model/bias_weights`` [units], all zero-initialised.
+    Call inside the ``linear`` variable scope (canned models); variables are
+    created as ``<name>/<column>/weights`` [size, units] and
+    ``<name>/bias_weights`` [units], all zero-initialised.
 
     Args:
       features: dict of feature name to Tensor/SparseTensor.
@@ -150,6 +189,8 @@ def linear_logits(features, feature_columns, units, sparse_combiner="sum"):
       units: number of logits.
       sparse_combiner: how a categorical column's weights for several ids in one
         example combine: 'sum', 'mean' or 'sqrtn'.
+      name: the variable scope of the model's variables.
+      trainable: whether the variables are trainable.
 
     Returns:
       A [batch, units] float32 Tensor.
@@ -157,13 +198,14 @@ def linear_logits(features, feature_columns, units, sparse_combiner="sum"):
     ordered = sorted(feature_columns, key=lambda c: c.name)
     categorical = [c for c in ordered if is_categorical(c)]
     dense = [c for c in ordered if not is_categorical(c)]
-    with tf.variable_scope("linear_model"):
+    with tf.variable_scope(name):
         parts = []
         if dense:
-            parts.append(_dense_part(features, dense, units))
+            parts.append(_dense_part(features, dense, units, trainable))
         if categorical:
-            parts.append(_categorical_part(features, categorical, units, sparse_combiner))
+            parts.append(_categorical_part(features, categorical, units, sparse_combiner,
+                                           trainable))
         bias = tf.get_variable("bias_weights", [units], initializer=tf.zeros_initializer(),
-                               use_resource=True)
+                               trainable=trainable, use_resource=True)
         total = parts[0] if len(parts) == 1 else tf.add_n(parts)
         return tf.nn.bias_add(total, bias, name="weighted_sum")

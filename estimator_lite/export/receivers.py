@@ -24,7 +24,7 @@ _SINGLE_LABEL_KEY = "label"
 _RECEIVER_TENSOR_TYPES = (tf.Tensor, tf.SparseTensor, tf.RaggedTensor)
 
 
-def _check_input_tensor(name, tensor):
+def _check_input_tensor(name, tensor, where=""):
     """A Tensor, SparseTensor or RaggedTensor (or, as tf.estimator allows, an object
     with a `tensor` attribute that converts to one).
 
@@ -39,8 +39,8 @@ def _check_input_tensor(name, tensor):
             return
         except TypeError:
             pass
-    raise WrongTypeError(f"{name} must be a Tensor, SparseTensor or RaggedTensor, got "
-                         f"{tensor!r}")
+    raise WrongTypeError(f"{name} must be a Tensor, SparseTensor, or RaggedTensor"
+                         f"{where}, got {tensor!r}")
 
 
 def wrap_input_tensors(name, tensors, single_key, allow_int_keys=False):
@@ -64,11 +64,14 @@ def wrap_input_tensors(name, tensors, single_key, allow_int_keys=False):
     if not isinstance(tensors, dict):
         tensors = {single_key: tensors}
     key_types = (str, int) if allow_int_keys else (str,)
+    # "features" -> "feature keys must be ...", as tf.estimator words it.
+    item = name[:-1] if name.endswith("s") else name
     for key, tensor in tensors.items():
         if not isinstance(key, key_types) or isinstance(key, bool):
-            raise WrongTypeError(f"{name} keys must be strings"
-                                 f"{' or ints' if allow_int_keys else ''}, got {key!r}")
-        _check_input_tensor(f"{name}[{key!r}]", tensor)
+            raise WrongTypeError(f"{item} keys must be strings"
+                                 f"{' or ints' if allow_int_keys else ''}, got {key!r} "
+                                 f"in {name}")
+        _check_input_tensor(f"{item} {key}", tensor, f" (in {name})")
     return dict(tensors)
 
 
@@ -131,7 +134,7 @@ class TensorServingInputReceiver(_TensorServingTuple):
         """
         if features is None:
             raise ValueError("features must be defined, got None")
-        _check_input_tensor("features", features)
+        _check_input_tensor("TensorServingInputReceiver's feature", features)
         receiver = ServingInputReceiver(features, receiver_tensors,
                                         receiver_tensors_alternatives)
         return super().__new__(
