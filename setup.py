@@ -56,6 +56,11 @@ setup(
         "estimator-lite-run = estimator_lite.run:main"]},
     classifiers=[
         "Programming Language :: Python :: 3",
+        # The Pythons CI runs: .ci/run (3.11) and .ci/matrix (README: "Supported versions").
+        "Programming Language :: Python :: 3.10",
+        "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.12",
+        "Programming Language :: Python :: 3.13",
         "License :: OSI Approved :: Apache Software License",
         "Topic :: Scientific/Engineering :: Artificial Intelligence",
     ],

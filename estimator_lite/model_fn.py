@@ -2,6 +2,7 @@
 
 import collections
 
+from estimator_lite import _keras
 from estimator_lite._engine import fn_args, keras_metrics, validation
 from estimator_lite._engine.fn_args import call_with_declared_args
 from estimator_lite._tf import TENSOR_TYPES, isolated_keras_names, tensorboard_hint, tf
@@ -91,7 +92,7 @@ def _check_train_op(train_op):
     if isinstance(op, tf.Operation):
         return op
     if _is_keras_object(train_op):
-        raise TypeError(f"train_op is a Keras object, {train_op!r}: "
+        raise TypeError(f"train_op is a Keras object, {_keras.keras_repr(train_op)}: "
                         f"{KERAS3_OPTIMIZER_HINT}")
     raise TypeError(f"train_op must be a Tensor or Operation, got {train_op!r}")
 
@@ -322,4 +323,12 @@ def invoke_model_fn(model_fn, available):
     except TypeError as e:
         if _KERAS3_VARIABLE_REPR in str(e) and KERAS3_OPTIMIZER_HINT not in str(e):
             raise TypeError(f"{KERAS3_OPTIMIZER_HINT} (got: {e})") from e
+        raise
+    except NotImplementedError as e:
+        # Keras <= 3.12 cannot print a variable in graph mode, so TensorFlow's
+        # TypeError about the variable never forms; the cause is the same.
+        if _keras.raised_printing_a_keras_variable(e):
+            raise TypeError(f"{KERAS3_OPTIMIZER_HINT} (got: a Keras 3 variable where "
+                            f"TensorFlow needs a tensor; printing it raised "
+                            f"NotImplementedError: {e})") from e
         raise
