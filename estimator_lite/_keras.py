@@ -18,8 +18,8 @@ import threading
 from estimator_lite._tf import VARIABLE_TYPES, tf
 
 __all__ = ["KERAS_PACKAGES", "keras_base", "keras_package", "keras_repr",
-           "legacy_optimizer_class", "raised_printing_a_keras_variable",
-           "tensor_learning_rates"]
+           "legacy_optimizer_class", "tensor_learning_rates",
+           "unprintable_keras_variable"]
 
 KERAS_PACKAGES = ("keras", "tf_keras")
 
@@ -61,8 +61,8 @@ def keras_repr(value):
                 f"dtype={getattr(value, 'dtype', None)}>")
 
 
-def raised_printing_a_keras_variable(error):
-    """True when `error` came out of a Keras 3 variable's __repr__ (see keras_repr).
+def unprintable_keras_variable(error):
+    """The Keras 3 variable whose __repr__ raised `error` (see keras_repr), or None.
 
     TensorFlow prints what it was given when it refuses it (tf.group handed the
     `iterations` variable a Keras 3 optimizer returns): with Keras <= 3.12 in graph
@@ -73,9 +73,9 @@ def raised_printing_a_keras_variable(error):
         frame = tb.tb_frame
         owner = frame.f_locals.get("self") if frame.f_code.co_name == "__repr__" else None
         if owner is not None and keras_base(type(owner), ("Variable",)) is not None:
-            return True
+            return owner
         tb = tb.tb_next
-    return False
+    return None
 
 
 def legacy_optimizer_class(name):

@@ -327,8 +327,8 @@ def invoke_model_fn(model_fn, available):
     except NotImplementedError as e:
         # Keras <= 3.12 cannot print a variable in graph mode, so TensorFlow's
         # TypeError about the variable never forms; the cause is the same.
-        if _keras.raised_printing_a_keras_variable(e):
-            raise TypeError(f"{KERAS3_OPTIMIZER_HINT} (got: a Keras 3 variable where "
-                            f"TensorFlow needs a tensor; printing it raised "
-                            f"NotImplementedError: {e})") from e
+        variable = _keras.unprintable_keras_variable(e)
+        if variable is not None:
+            raise TypeError(f"{KERAS3_OPTIMIZER_HINT} (got: {_keras.keras_repr(variable)} "
+                            f"where TensorFlow needs a tensor)") from e
         raise
