@@ -17,9 +17,8 @@ import threading
 
 from estimator_lite._tf import VARIABLE_TYPES, tf
 
-__all__ = ["KERAS_PACKAGES", "keras_base", "keras_package", "keras_repr",
-           "legacy_optimizer_class", "tensor_learning_rates",
-           "unprintable_keras_variable"]
+__all__ = ["KERAS_PACKAGES", "keras_base", "keras_package", "legacy_optimizer_class",
+           "tensor_learning_rates"]
 
 KERAS_PACKAGES = ("keras", "tf_keras")
 
@@ -44,38 +43,6 @@ def keras_package(cls):
     """'keras' or 'tf_keras' when `cls` is defined by that package, else None."""
     top = (getattr(cls, "__module__", None) or "").split(".")[0]
     return top if top in KERAS_PACKAGES else None
-
-
-def keras_repr(value):
-    """repr(value); for a Keras 3 variable in graph mode, its repr without the value.
-
-    Keras releases up to 3.12 (the last one for Python 3.10) read a variable's value
-    to print it, which raises NotImplementedError in graph mode; later releases
-    leave the value out there, and so does this.
-    """
-    try:
-        return repr(value)
-    except NotImplementedError:
-        return (f"<Variable path={getattr(value, 'path', None)}, "
-                f"shape={getattr(value, 'shape', None)}, "
-                f"dtype={getattr(value, 'dtype', None)}>")
-
-
-def unprintable_keras_variable(error):
-    """The Keras 3 variable whose __repr__ raised `error` (see keras_repr), or None.
-
-    TensorFlow prints what it was given when it refuses it (tf.group handed the
-    `iterations` variable a Keras 3 optimizer returns): with Keras <= 3.12 in graph
-    mode that printing raises instead of TensorFlow's TypeError.
-    """
-    tb = error.__traceback__
-    while tb is not None:
-        frame = tb.tb_frame
-        owner = frame.f_locals.get("self") if frame.f_code.co_name == "__repr__" else None
-        if owner is not None and keras_base(type(owner), ("Variable",)) is not None:
-            return owner
-        tb = tb.tb_next
-    return None
 
 
 def legacy_optimizer_class(name):
