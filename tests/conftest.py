@@ -53,8 +53,11 @@ NOT_CORE = {
     "tests/kubernetes_manifest_test.py": "multi-process cluster from a manifest",
     "tests/examples_test.py": "runs the examples' clusters; README's example runs "
                               "on its own in .ci/matrix",
+    # Several logical devices: TF's own multi-device runtime, the core's slowest.
     "tests/strategy_test.py": "~160 s of MirroredStrategy/CentralStorageStrategy "
                               "drivers; tests/distribute_test.py stays",
+    "tests/techniques/towers_test.py": "replicate_model_fn on 2 and 4 logical devices: "
+                                       "a quarter of the core's time alone",
     "tests/benchmarks_test.py": "timings, not behaviour",
     # The corpora: long, and what they check is the library's answers, which the
     # core's own tests check on each version.
