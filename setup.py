@@ -70,7 +70,13 @@ setup(
         "estimator-lite-run = estimator_lite.run:main"]},
     classifiers=[
         "Programming Language :: Python :: 3",
-        "Programming Language :: Python :: 3.7",  # with TensorFlow 1.15 only
+        # The Pythons CI runs: .ci/run (3.11), .ci/matrix (README: "Supported
+        # versions") and .ci/tf115 (3.7, with TensorFlow 1.15 only).
+        "Programming Language :: Python :: 3.7",
+        "Programming Language :: Python :: 3.10",
+        "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.12",
+        "Programming Language :: Python :: 3.13",
         "License :: OSI Approved :: Apache Software License",
         "Topic :: Scientific/Engineering :: Artificial Intelligence",
     ],

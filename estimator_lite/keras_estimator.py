@@ -403,7 +403,28 @@ def _metric_builders(model, output_names, losses, metric_names_map):
 def _rebuild(structure):
     """A fresh copy of the model's structure (see `_structure`), in the current graph."""
     cls, config = structure
-    return cls.from_config(copy.deepcopy(config))  # from_config may change its argument
+    config = copy.deepcopy(config)  # from_config may change its argument
+    if cls.__name__ == "Sequential" and _keras.keras_package(cls) == "keras":
+        return _rebuild_sequential(cls, config)
+    return cls.from_config(config)
+
+
+def _rebuild_sequential(cls, config):
+    """A Keras 3 Sequential whose variables are named `<layer>/<weight>`.
+
+    Keras 3 releases after 3.15 deserialize a Sequential's layers inside the
+    model's name scope (`sequential/dense/kernel`); tf.estimator's checkpoints,
+    like those Keras <= 3.15 made here, name them `dense/kernel`. So the layers
+    are deserialized first, outside that scope, as Keras 3.15's from_config did.
+    """
+    keras = importlib.import_module(cls.__module__.split(".")[0])
+    model = cls(name=config["name"])
+    for layer_config in config["layers"]:
+        model.add(keras.saving.deserialize_keras_object(layer_config))
+    shape = config.get("build_input_shape")
+    if not model.built and isinstance(shape, (tuple, list)) and shape:
+        model.build(shape)
+    return model
 
 
 def _write_keras_checkpoint(model, structure, path):

@@ -77,6 +77,38 @@ def _is_keras_object(value):
     return (type(value).__module__ or "").split(".")[0] in ("keras", "tf_keras")
 
 
+def _keras_repr(value):
+    """repr(value); for a Keras 3 variable in graph mode, its repr without the value.
+
+    Keras releases up to 3.12 (the last one for Python 3.10) read a variable's value
+    to print it, which raises NotImplementedError in graph mode; later releases
+    leave the value out there, and so does this.
+    """
+    try:
+        return repr(value)
+    except NotImplementedError:
+        return (f"<Variable path={getattr(value, 'path', None)}, "
+                f"shape={getattr(value, 'shape', None)}, "
+                f"dtype={getattr(value, 'dtype', None)}>")
+
+
+def _unprintable_keras_variable(error):
+    """The Keras object whose __repr__ raised `error` (see _keras_repr), or None.
+
+    TensorFlow prints what it was given when it refuses it (tf.group handed the
+    `iterations` variable a Keras 3 optimizer returns): with Keras <= 3.12 in graph
+    mode that printing raises instead of TensorFlow's TypeError.
+    """
+    tb = error.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        owner = frame.f_locals.get("self") if frame.f_code.co_name == "__repr__" else None
+        if owner is not None and _is_keras_object(owner):
+            return owner
+        tb = tb.tb_next
+    return None
+
+
 def _check_train_op(train_op):
     """Accepts a Tensor or Operation; a variable (some optimizers return the result
     of an assign, e.g. SyncReplicasOptimizer under resource variables) becomes its op.
@@ -91,7 +123,7 @@ def _check_train_op(train_op):
     if isinstance(op, tf.Operation):
         return op
     if _is_keras_object(train_op):
-        raise TypeError(f"train_op is a Keras object, {train_op!r}: "
+        raise TypeError(f"train_op is a Keras object, {_keras_repr(train_op)}: "
                         f"{KERAS3_OPTIMIZER_HINT}")
     raise TypeError(f"train_op must be a Tensor or Operation, got {train_op!r}")
 
@@ -322,4 +354,12 @@ def invoke_model_fn(model_fn, available):
     except TypeError as e:
         if _KERAS3_VARIABLE_REPR in str(e) and KERAS3_OPTIMIZER_HINT not in str(e):
             raise TypeError(f"{KERAS3_OPTIMIZER_HINT} (got: {e})") from e
+        raise
+    except NotImplementedError as e:
+        # Keras <= 3.12 cannot print a variable in graph mode, so TensorFlow's
+        # TypeError about the variable never forms; the cause is the same.
+        variable = _unprintable_keras_variable(e)
+        if variable is not None:
+            raise TypeError(f"{KERAS3_OPTIMIZER_HINT} (got: {_keras_repr(variable)} "
+                            f"where TensorFlow needs a tensor)") from e
         raise

@@ -1,4 +1,5 @@
-"""Pytest setup: no TF_CONFIG leaks in; in CI no test may skip; longest files first.
+"""Pytest setup: no TF_CONFIG leaks in; in CI no test may skip; longest files first;
+the `core` marker (the subset `.ci/matrix` runs on other Python/TF versions).
 
 Tests that need the TF 2.15 oracle or tf-keras skip on a fresh machine (README's
 test command installs neither). `.ci/run` provides both and sets
@@ -38,15 +39,56 @@ LONGEST_FILES_FIRST = (
 )
 
 
+# The suite's core is every test outside these paths: `python -m pytest -m core`
+# selects it, and `.ci/matrix` runs it on each Python/TensorFlow of the version
+# matrix (the full suite runs on .ci/run's venv). Left out, each with why: the
+# core must fit ~3 minutes per matrix entry on 2 cores, and what is left out
+# either does not depend on the Python/TF version or needs more than the library.
+NOT_CORE = {
+    # Multi-process clusters and real-process launchers: minutes each, and what
+    # they add (processes, ports, signals between roles) does not vary with TF.
+    "tests/distribute/": "multi-process strategy clusters",
+    "tests/faults/": "multi-process fault injection",
+    "tests/launch_test.py": "multi-process launcher clusters",
+    "tests/kubernetes_manifest_test.py": "multi-process cluster from a manifest",
+    "tests/examples_test.py": "runs the examples' clusters; README's example runs "
+                              "on its own in .ci/matrix",
+    # Several logical devices: TF's own multi-device runtime, the core's slowest.
+    "tests/strategy_test.py": "~160 s of MirroredStrategy/CentralStorageStrategy "
+                              "drivers; tests/distribute_test.py stays",
+    "tests/techniques/towers_test.py": "replicate_model_fn on 2 and 4 logical devices: "
+                                       "a quarter of the core's time alone",
+    "tests/benchmarks_test.py": "timings, not behaviour",
+    # The corpora: long, and what they check is the library's answers, which the
+    # core's own tests check on each version.
+    "tests/migration/": "migration corpus",
+    "tests/conformance/": "~935 scenarios against recorded oracle answers",
+    "tests/third_party/": "third-party libraries (pinned in .ci/run only)",
+    # Checks of the repository's text, the same on every Python/TF.
+    "tests/lint_test.py": "ruff on the tree",
+    "tests/docs_test.py": "MkDocs build of docs/",
+    "tests/build_test.py": "BUILD file coverage",
+    "tests/repo_test.py": "README and .ci/run agree",
+    "tests/tf115_api_test.py": "static scan of the tf names used",
+}
+
+
+def in_core(nodeid):
+    """True when a test (its pytest node id) belongs to the suite's core."""
+    return not any(nodeid.startswith(path) for path in NOT_CORE)
+
+
 def pytest_configure(config):
-    """Gives SIGINT back its default when the suite inherited it ignored.
+    """Registers `core`; gives SIGINT back its default when inherited ignored.
 
     A non-interactive shell starts background commands with SIGINT ignored, and an
     ignored signal stays ignored across exec: every program the tests start would
     then ignore Ctrl-C, and the tests that send it (the runner, the launcher, the
     fork server) would fail for a reason outside the library.
     """
-    del config
+    config.addinivalue_line(
+        "markers", "core: the suite's core, run on every entry of .ci/matrix "
+                   "(given by tests/conftest.py's NOT_CORE, never written by hand)")
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -56,8 +98,15 @@ def _no_tf_config(monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """Puts LONGEST_FILES_FIRST first; tests keep their order within a file."""
+    """Marks the core's tests `core`; puts LONGEST_FILES_FIRST first.
+
+    Tests keep their order within a file.
+    """
+    for item in items:
+        if in_core(item.nodeid):
+            item.add_marker(pytest.mark.core)
     rank = {path: i for i, path in enumerate(LONGEST_FILES_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0],
                                          len(LONGEST_FILES_FIRST)))

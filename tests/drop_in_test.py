@@ -278,3 +278,25 @@ def test_keras3_optimizer_in_a_model_fn_says_what_to_use(tmp_path, style):
         est.train(INPUT_FNS["tf2_dataset_dict"], steps=1)
     assert KERAS3_OPTIMIZER_FIX in str(error.value)
     assert str(error.value).count(ERR_KERAS3_OPTIMIZER) == 1
+
+
+class _Keras312Variable:
+    """Keras 3.12's Variable.__repr__ (the last Keras for Python 3.10) reads the value,
+    which raises NotImplementedError in graph mode; later releases leave it out."""
+
+    def __repr__(self):
+        return f"<Variable path={self.path}, value={np.array(self.value)}>"
+
+
+@pytest.mark.skipif(os.environ.get("TF_USE_LEGACY_KERAS") == "1",
+                    reason="legacy Keras is enabled here: its optimizers run in graphs")
+@pytest.mark.parametrize("style", ["tape", "group"])
+def test_keras3_optimizer_says_what_to_use_where_keras_cannot_print_variables(
+        tmp_path, style, monkeypatch):
+    keras = pytest.importorskip("keras")
+    monkeypatch.setattr(keras.Variable, "__repr__", _Keras312Variable.__repr__)
+    est = el.Estimator(_keras3_optimizer_model_fn(style), model_dir=str(tmp_path))
+    with pytest.raises(TypeError, match=re.escape(ERR_KERAS3_OPTIMIZER)) as error:
+        est.train(INPUT_FNS["tf2_dataset_dict"], steps=1)
+    assert KERAS3_OPTIMIZER_FIX in str(error.value)
+    assert "adam/iteration" in str(error.value)

@@ -62,3 +62,32 @@ def test_a_skip_fails_only_when_all_tests_are_required(tmp_path, strict, exit_co
         assert "forbids skips: Skipped: needs the oracle" in result.stdout
     else:
         assert "1 skipped" in result.stdout
+
+
+def test_every_path_left_out_of_the_core_exists():
+    # A renamed test file must not slip into .ci/matrix's core by its new name.
+    missing = [path for path in conftest.NOT_CORE
+               if not os.path.exists(os.path.join(ROOT, path))]
+    assert not missing, missing
+
+
+def test_the_core_marker_selects_the_core_and_nothing_else():
+    """`-m core` keeps a test outside NOT_CORE and drops one inside it."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "core", "-n", "0",
+         "tests/model_fn_test.py", "tests/lint_test.py"],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True,
+        timeout=300, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "tests/model_fn_test.py::" in result.stdout
+    assert "tests/lint_test.py::" not in result.stdout
+
+
+def test_matrix_script_is_valid_bash_naming_its_entries():
+    path = os.path.join(ROOT, ".ci", "matrix")
+    assert os.access(path, os.X_OK)
+    subprocess.run(["bash", "-n", path], check=True, timeout=60)
+    result = subprocess.run([path, "no-such-entry"], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 2
+    assert "known: py3.10 py3.13 tf2.16.2 pre" in result.stdout

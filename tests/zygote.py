@@ -55,6 +55,9 @@ import time
 import traceback
 import types
 
+# sys.path as this interpreter started, before any package added to it.
+_STARTUP_PATH = tuple(sys.path)
+
 __all__ = ["NO_ZYGOTE_ENV", "ZygoteProcess", "Popen", "run", "would_fork",
            "shutdown_servers"]
 
@@ -676,8 +679,12 @@ class _ZygoteServer:
                         not _where(loaded)):
                     continue
                 found = _find_top_level(name)
-                if found is None and not _on_path(loaded, saved_path):
-                    continue  # an extension a package registered under a top name
+                # Not importable from the server's start-up path either: a package
+                # registered it (an extension under a top name, or a vendored dir
+                # pkg_resources adds to sys.path, as TF 2.16's import does), and
+                # the child's import of that package does the same.
+                if found is None and not _on_path(loaded, _STARTUP_PATH):
+                    continue
                 if found is None or _where(found) != _where(loaded):
                     return (f"module {name} would come from "
                             f"{found and _where(found)}, not {_where(loaded)}")
