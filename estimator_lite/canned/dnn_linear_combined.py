@@ -52,13 +52,12 @@ def combined_model_fn(features, labels, mode, head, linear_part, dnn_part,
                                       labels=labels, train_op_fn=op_fn)
 
 
-def _parts(linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_optimizer,
-           dnn_hidden_units, dnn_activation_fn, dnn_dropout, batch_norm,
-           linear_sparse_combiner):
-    """The checked (linear_part, dnn_part) of `combined_model_fn`.
+def check_columns(linear_feature_columns, dnn_feature_columns):
+    """The checked (linear, dnn) feature columns of a combined model (both flavors).
 
     Raises:
-      TypeError / ValueError: an argument has a wrong type or value.
+      TypeError: a column list holds something else.
+      ValueError: both lists are empty.
     """
     linear_columns = feature_layers.check_feature_columns(
         linear_feature_columns, "linear_feature_columns", allow_empty=True)
@@ -68,6 +67,19 @@ def _parts(linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_op
         raise ValueError("Either linear_feature_columns or dnn_feature_columns must "
                          f"be defined; got {linear_feature_columns!r} and "
                          f"{dnn_feature_columns!r}")
+    return linear_columns, dnn_columns
+
+
+def _parts(linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_optimizer,
+           dnn_hidden_units, dnn_activation_fn, dnn_dropout, batch_norm,
+           linear_sparse_combiner):
+    """The checked (linear_part, dnn_part) of `combined_model_fn`.
+
+    Raises:
+      TypeError / ValueError: an argument has a wrong type or value.
+    """
+    linear_columns, dnn_columns = check_columns(linear_feature_columns,
+                                                dnn_feature_columns)
     linear_part = dnn_part = None
     if linear_columns:
         linear_part = (linear_columns,

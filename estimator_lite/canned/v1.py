@@ -30,6 +30,7 @@ from estimator_lite.canned import (
     baseline,
     core,
     dnn,
+    dnn_linear_combined,
     feature_layers,
     linear,
     linear_sdca,
@@ -348,14 +349,8 @@ class _CombinedEstimator(Estimator):
                  dnn_feature_columns, dnn_optimizer, dnn_hidden_units, dnn_activation_fn,
                  dnn_dropout, input_layer_partitioner, config, warm_start_from,
                  batch_norm, linear_sparse_combiner):
-        linear_columns = feature_layers.check_feature_columns(
-            linear_feature_columns, "linear_feature_columns", allow_empty=True)
-        dnn_columns = feature_layers.check_feature_columns(
-            dnn_feature_columns, "dnn_feature_columns", allow_empty=True)
-        if not linear_columns and not dnn_columns:
-            raise ValueError("Either linear_feature_columns or dnn_feature_columns must "
-                             f"be defined; got {linear_feature_columns!r} and "
-                             f"{dnn_feature_columns!r}")
+        linear_columns, dnn_columns = dnn_linear_combined.check_columns(
+            linear_feature_columns, dnn_feature_columns)
         _check_partitioner(input_layer_partitioner, "input_layer_partitioner")
         linear_part = dnn_part = None
         if linear_columns:
