@@ -20,7 +20,15 @@ ROLE_SCRIPT = """
 import json, os, sys, time
 task = json.loads(os.environ["TF_CONFIG"])["task"]
 print(f"I am {task['type']} {task['index']} pid {os.getpid()}", flush=True)
+started = os.environ.get("STARTED_DIR")
+if started:
+    open(os.path.join(started, str(os.getpid())), "w").close()
 if task["type"] == "worker" and os.environ.get("FAIL_WORKER"):
+    # Fail only once every role has started (and printed its pid), however loaded
+    # the machine is.
+    deadline = time.time() + 60
+    while started and len(os.listdir(started)) < 3 and time.time() < deadline:
+        time.sleep(0.05)
     sys.exit(3)
 if os.environ.get("SLEEP_SECS"):
     time.sleep(float(os.environ["SLEEP_SECS"]))
@@ -73,8 +81,9 @@ def test_prefixes_every_line_and_succeeds(capsys, monkeypatch):
     assert "[launch] all roles finished" in out
 
 
-def test_one_failing_role_stops_all_and_fails(capsys, monkeypatch):
+def test_one_failing_role_stops_all_and_fails(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("FAIL_WORKER", "1")
+    monkeypatch.setenv("STARTED_DIR", str(tmp_path))
     monkeypatch.setenv("SLEEP_SECS", "120")
     code = launch.main(["--ps", "1", "--workers", "1", "--", sys.executable, "-c",
                         ROLE_SCRIPT])
