@@ -119,7 +119,7 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--warmup", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3,
-                        help="rounds of all three; the median of each is reported")
+                        help="rounds of every row; the median of each is reported")
     args = parse_args(parser, argv, {"steps": 50, "warmup": 10, "repeats": 1})
     rounds = [_run_all(args.steps, args.warmup) for _ in range(args.repeats)]
     median = {k: float(np.median([r[k] for r in rounds])) for k in rounds[0]}
