@@ -105,7 +105,10 @@ def test_nan_loss_inside_a_loop_names_the_steps(tmp_path):
         w = tf1.get_variable("w", [4, 1], initializer=tf1.zeros_initializer())
         loss = tf.reduce_mean(tf.matmul(features, w)) + tf.where(
             tf.equal(step, 12), np.float32(np.nan), np.float32(0.0))
-        train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, step)
+        # The loss reads the step before the train op increments it: without the
+        # dependency the read races the increment and step 12 may be skipped.
+        with tf1.control_dependencies([loss]):
+            train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, step)
         return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
     config = el.RunConfig(model_dir=str(tmp_path), experimental_steps_per_loop=5)
