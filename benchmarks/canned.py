@@ -11,7 +11,10 @@ same hyperparameters in both libraries:
     one crossed pair (Ftrl 0.05), DNN part as above.
 Each (library, model) trains --steps steps (batch 64) after --warmup steps in its
 own process, interleaved over --repeats rounds; estimator_lite runs in this
-interpreter, tf.estimator under ESTIMATOR_LITE_TF215_PYTHON. Reported per cell:
+interpreter, tf.estimator under ESTIMATOR_LITE_TF215_PYTHON. A third row,
+``estimator_lite_loop``, is estimator_lite with
+``RunConfig(experimental_steps_per_loop=--steps-per-loop)`` (multi-step loops,
+which tf.estimator never had off TPU; 0 or 1 leaves the row out). Reported per cell:
 median train steps/sec (between warm-up and end, timed by a passive hook) and
 test accuracy after training; for estimator_lite also the steps/sec of a bare
 ``session.run(train_op)`` loop on the same graph (no loop around it: the limit
@@ -19,6 +22,7 @@ any orchestration can reach, so `estimator_lite_vs_bare` shows what is left to
 gain outside the graph). Prints a table, then one JSON line (the last line).
 
 Usage: python benchmarks/canned.py [--steps 2000] [--warmup 200] [--repeats 3]
+                                  [--steps-per-loop 100]
 """
 
 import argparse
@@ -37,6 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA_PATH = os.path.join(ROOT, "examples", "data", "digits.csv.gz")
 MODELS = ("dnn", "wide_deep")
 LIBRARIES = ("estimator_lite", "tf_estimator")
+_LOOP = "estimator_lite_loop"  # estimator_lite with multi-step loops
 _BATCH = 64
 _ROWS = 8
 
@@ -69,7 +74,7 @@ def _columns(fc):
     return deep, wide
 
 
-def _build(library, model, model_dir, seed):
+def _build(library, model, model_dir, seed, steps_per_loop=1):
     """The estimator for (library, model), with identical hyperparameters."""
     import tensorflow as tf
 
@@ -77,7 +82,8 @@ def _build(library, model, model_dir, seed):
         import estimator_lite as el
         from estimator_lite import canned as lib
         keras_opts = tf.keras.optimizers
-        config = el.RunConfig(model_dir=model_dir, tf_random_seed=seed)
+        config = el.RunConfig(model_dir=model_dir, tf_random_seed=seed,
+                              experimental_steps_per_loop=steps_per_loop)
     else:
         lib = tf.estimator
         keras_opts = tf.keras.optimizers.legacy  # tf.estimator 2.15 needs these.
@@ -92,7 +98,7 @@ def _build(library, model, model_dir, seed):
         dnn_optimizer=keras_opts.Adagrad(0.05), n_classes=10, config=config)
 
 
-def run_worker(library, model, steps, warmup, seed):
+def run_worker(library, model, steps, warmup, seed, steps_per_loop=1):
     """Trains one (library, model) in this process; returns rate and accuracy."""
     import tensorflow as tf
     from bench_util import BareLoopHook, timed_train
@@ -101,7 +107,7 @@ def run_worker(library, model, steps, warmup, seed):
     x_train, y_train, x_test, y_test = load_table()
     model_dir = tempfile.mkdtemp(prefix="bench_canned_")
     try:
-        estimator = _build(library, model, model_dir, seed)
+        estimator = _build(library, model, model_dir, seed, steps_per_loop)
 
         def train_input_fn():
             return tf.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(
@@ -114,7 +120,7 @@ def run_worker(library, model, steps, warmup, seed):
         accuracy = estimator.evaluate(test_input_fn)["accuracy"]
         result = {"steps_per_sec": rate, "accuracy": float(accuracy),
                   "tf_version": tf.__version__}
-        if library == "estimator_lite":
+        if library == "estimator_lite" and steps_per_loop == 1:
             # The same graph without any loop around it, on a throw-away model_dir.
             bare = BareLoopHook(warmup, steps)
             _build(library, model, tempfile.mkdtemp(dir=model_dir), seed).train(
@@ -125,12 +131,14 @@ def run_worker(library, model, steps, warmup, seed):
         shutil.rmtree(model_dir, ignore_errors=True)
 
 
-def _run_subprocess(python, library, model, args, seed):
+def _run_subprocess(python, variant, model, args, seed):
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("TF_CONFIG", None)
+    library = "estimator_lite" if variant == _LOOP else variant
+    per_loop = args.steps_per_loop if variant == _LOOP else 1
     command = [python, os.path.abspath(__file__), "--worker", library, "--model", model,
                "--steps", str(args.steps), "--warmup", str(args.warmup),
-               "--seed", str(seed)]
+               "--seed", str(seed), "--worker-steps-per-loop", str(per_loop)]
     result = subprocess.run(command, capture_output=True, text=True, env=env,
                             check=False)
     if result.returncode != 0:
@@ -146,15 +154,24 @@ def main(argv=None):
                         help="interleaved rounds; medians are reported")
     parser.add_argument("--worker", choices=LIBRARIES, help=argparse.SUPPRESS)
     parser.add_argument("--model", choices=MODELS, help=argparse.SUPPRESS)
+    parser.add_argument("--steps-per-loop", type=int, default=100,
+                        help="steps per session call of the estimator_lite_loop row "
+                             "(0 or 1: no such row)")
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
-    args = parse_args(parser, argv, {"steps": 30, "warmup": 5, "repeats": 1})
+    parser.add_argument("--worker-steps-per-loop", type=int, default=1,
+                        help=argparse.SUPPRESS)
+    args = parse_args(parser, argv, {"steps": 30, "warmup": 5, "repeats": 1,
+                                     "steps_per_loop": 10})
     if args.worker:
         print(json.dumps(run_worker(args.worker, args.model, args.steps, args.warmup,
-                                    args.seed)))
+                                    args.seed, args.worker_steps_per_loop)))
         return
     tf215 = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
     libraries = LIBRARIES if tf215 else LIBRARIES[:1]
-    pythons = {"estimator_lite": sys.executable, "tf_estimator": tf215}
+    if args.steps_per_loop > 1:
+        libraries += (_LOOP,)
+    pythons = {"estimator_lite": sys.executable, _LOOP: sys.executable,
+               "tf_estimator": tf215}
     runs = {(lib, m): [] for lib in libraries for m in MODELS}
     for seed in range(args.repeats):
         for model in MODELS:
@@ -163,13 +180,14 @@ def main(argv=None):
                     _run_subprocess(pythons[library], library, model, args, seed))
     median = {key: {k: float(np.median([r[k] for r in rs])) for k in rs[0]
                     if k != "tf_version"} for key, rs in runs.items()}
-    print(f"{'model':<11}{'library':<16}{'steps/sec':>11}{'accuracy':>10}"
+    print(f"{'model':<11}{'library':<21}{'steps/sec':>11}{'accuracy':>10}"
           f"{'bare loop':>11}")
     for (library, model), m in median.items():
         bare = f"{m['bare_steps_per_sec']:>11.0f}" if "bare_steps_per_sec" in m else ""
-        print(f"{model:<11}{library:<16}{m['steps_per_sec']:>11.0f}"
+        print(f"{model:<11}{library:<21}{m['steps_per_sec']:>11.0f}"
               f"{m['accuracy']:>10.3f}{bare}")
-    result = {"steps": args.steps, "repeats": args.repeats, "batch": _BATCH}
+    result = {"steps": args.steps, "repeats": args.repeats, "batch": _BATCH,
+              "steps_per_loop": args.steps_per_loop}
     for (library, model), m in median.items():
         result[f"{model}_{library}_steps_per_sec"] = round(m["steps_per_sec"], 1)
         result[f"{model}_{library}_accuracy"] = round(m["accuracy"], 4)
@@ -187,6 +205,12 @@ def main(argv=None):
             print(f"{model}: estimator_lite/tf.estimator steps/sec = "
                   f"{result[f'{model}_speedup']:.2f}x, accuracy difference "
                   f"{result[f'{model}_accuracy_diff']:+.4f}")
+            if (_LOOP, model) in median:
+                loop = median[_LOOP, model]
+                result[f"{model}_loop_speedup"] = round(loop["steps_per_sec"] /
+                                                        ref["steps_per_sec"], 2)
+                print(f"{model}: estimator_lite with {args.steps_per_loop}-step loops/"
+                      f"tf.estimator steps/sec = {result[f'{model}_loop_speedup']:.2f}x")
     sys.stdout.flush()
     print(json.dumps(result))
 

@@ -25,6 +25,7 @@ BENCHMARKS = {
     "towers.py": ("plain_steps_per_sec", "towers_4_steps_per_sec",
                   "one_device_overhead"),
     "canned.py": ("dnn_estimator_lite_steps_per_sec",
+                  "dnn_estimator_lite_loop_steps_per_sec",
                   "wide_deep_estimator_lite_accuracy"),
     "vs_keras.py": ("estimator_k100_steps_per_sec", "keras_spe100_steps_per_sec",
                     "keras_spe100_jit_steps_per_sec", "best_estimator_vs_best_keras"),

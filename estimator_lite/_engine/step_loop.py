@@ -141,7 +141,10 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
     # Keyed by id: graph tensors are not hashable.
     fetch_map = {id(spec.loss): loss, id(spec.train_op): loop_op,
                  id(spec.loss.op): loss.op}
-    loop_spec = spec._replace(loss=loss, train_op=loop_op)
+    # The body's predictions and metrics cannot be fetched from outside the loop
+    # (a canned head returns them in TRAIN mode too); training never reads them.
+    loop_spec = spec._replace(loss=loss, train_op=loop_op, predictions=None,
+                              eval_metric_ops=None, export_outputs=None)
     return TrainLoop(loop_spec, length, steps_per_loop, (loop_op, finite), fetch_map,
                      input_fn_lib.Input(traced["features"], traced["labels"],
                                         iterator.initializer, None),

@@ -354,3 +354,46 @@ def test_tpu_host_call_runs_with_every_step_of_a_loop(tmp_path):
     steps = [event.step for path in glob.glob(host_dir + "/events.out.tfevents.*")
              for event in tf1.train.summary_iterator(path) if event.summary.value]
     assert sorted(steps) == list(range(12))
+
+
+@pytest.mark.parametrize("family", ["dnn", "wide_deep"])
+def test_canned_estimators_train_in_loops_as_in_single_steps(tmp_path, family):
+    # Canned heads return predictions in TRAIN mode too; they live in the loop's
+    # body and must not break the loop's spec.
+    rng = np.random.RandomState(0)
+    x = rng.rand(64, 3).astype(np.float32)
+    color = rng.choice(["red", "green", "blue"], 64)
+    y = (x.sum(axis=1) > 1.5).astype(np.int64)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x, "color": color}, y)).repeat(
+        ).batch(8)
+
+    numeric = tf.feature_column.numeric_column("x", shape=(3,))
+    colors = tf.feature_column.categorical_column_with_vocabulary_list(
+        "color", ["red", "green", "blue"])
+
+    def build(model_dir, steps_per_loop):
+        config = el.RunConfig(model_dir=str(model_dir), tf_random_seed=1,
+                              experimental_steps_per_loop=steps_per_loop)
+        if family == "dnn":
+            return el.DNNClassifier([4], [numeric, tf.feature_column.indicator_column(
+                colors)], config=config)
+        return el.DNNLinearCombinedClassifier(
+            linear_feature_columns=[colors], dnn_feature_columns=[numeric],
+            dnn_hidden_units=[4], config=config)
+
+    one = build(tmp_path / "one", 1)
+    one.train(input_fn, max_steps=20)
+    looped = build(tmp_path / "loop", 5)
+    looped.train(input_fn, max_steps=20)
+    names = one.get_variable_names()
+    assert looped.get_variable_names() == names
+    for name in names:
+        np.testing.assert_allclose(looped.get_variable_value(name),
+                                   one.get_variable_value(name), rtol=1e-5, err_msg=name)
+    assert looped.get_variable_value("global_step") == 20
+    # What the loop trained evaluates and predicts as usual.
+    assert looped.evaluate(input_fn, steps=2)["global_step"] == 20
+    first = next(looped.predict(input_fn, yield_single_examples=False))
+    assert first["probabilities"].shape == (8, 2)
