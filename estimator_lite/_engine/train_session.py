@@ -22,7 +22,7 @@ The Estimator builds the graph and the periodic actions, then hands them here.
 
 import time
 
-from estimator_lite._engine import model_dir, step_loop, validation
+from estimator_lite._engine import model_dir, peer_timeout, step_loop, validation
 from estimator_lite._engine.hook_protocol import run_with_hooks
 from estimator_lite._engine.periodic_actions import (
     NOT_CHECKPOINTED,
@@ -226,6 +226,7 @@ class TrainSession:
         self._target_step_fn = None
         self._target_step = None
         self._shutdown = GracefulShutdown(0)  # replaced in run()
+        self._timed_out_on = None  # remote tasks a timed-out step waited on
 
     # Session lifecycle -------------------------------------------------------
 
@@ -321,7 +322,26 @@ class TrainSession:
                      saved_step)
         return session
 
+    def _peer_timeout(self, error):
+        """session_config.operation_timeout_in_ms ran out on a cluster: the error to
+        raise (naming the tasks waited on); the session is then closed without
+        waiting (see peer_timeout)."""
+        if not self._master:
+            return error
+        own_task = tf.DeviceSpec.from_string(self._guard.device or "")
+        own = f"/job:{own_task.job}/task:{own_task.task or 0}" if own_task.job else None
+        peers = peer_timeout.remote_tasks(self._graph, own)
+        new_error = peer_timeout.peer_timeout_error(error, peers, self._session_config)
+        self._timed_out_on = ", ".join(peers) or "no remote task"
+        logging.error("%s", new_error.message)
+        return new_error
+
     def _close_session(self):
+        if self._session is not None and self._timed_out_on is not None:
+            # Its step may still wait on the unreachable task: close() would too.
+            peer_timeout.close_in_background(self._session, self._timed_out_on)
+            self._session = None
+            self._run_step = self._run_short_loop = None
         if self._session is not None:
             try:
                 self._queue_runners.stop()
@@ -452,6 +472,8 @@ class TrainSession:
             try:
                 step = self._train_until(stop_at_step_fn)
                 self._finish(step)
+            except tf.errors.DeadlineExceededError as e:
+                raise self._peer_timeout(e) from e
             finally:
                 if self._summaries is not None:
                     self._summaries.close()

@@ -18,6 +18,11 @@ the pace and the pressure a scenario needs:
 - ``--eval-build-sleep-ms``: the eval input_fn sleeps while the graph is built, a
   wide window between the evaluator choosing a checkpoint and restoring it.
 - ``--eval-step-sleep-ms``: every evaluation batch sleeps this long.
+- ``--operation-timeout-ms``: a ``session_config`` whose
+  ``operation_timeout_in_ms`` bounds every session call (a partitioned peer
+  ends a blocked step with DeadlineExceededError instead of a hang); it keeps
+  the device filters a ps-style task needs (each trainer sees only the ps and
+  itself), as a user who sets a session_config must.
 
 Prints ``FAULTS_JOB_DONE <json>`` on success and exits 0.
 """
@@ -174,7 +179,20 @@ def _parse(argv):
     parser.add_argument("--eval-build-sleep-ms", type=float, default=0)
     parser.add_argument("--eval-step-sleep-ms", type=float, default=0)
     parser.add_argument("--throttle-secs", type=float, default=0)
+    parser.add_argument("--operation-timeout-ms", type=int, default=0)
     return parser.parse_args(argv)
+
+
+def _session_config(operation_timeout_ms):
+    """A session_config bounding every session call, or None (the default)."""
+    if not operation_timeout_ms:
+        return None
+    task = json.loads(os.environ.get("TF_CONFIG", "{}")).get("task", {})
+    filters = ["/job:ps"]
+    if task.get("type") in ("chief", "worker"):
+        filters.append(f"/job:{task['type']}/task:{task.get('index', 0)}")
+    return tf.compat.v1.ConfigProto(allow_soft_placement=True, device_filters=filters,
+                                    operation_timeout_in_ms=operation_timeout_ms)
 
 
 def main(argv=None):
@@ -185,7 +203,8 @@ def main(argv=None):
         model_dir=args.model_dir, tf_random_seed=7,
         save_checkpoints_steps=args.save_steps,
         keep_checkpoint_max=args.keep_checkpoint_max, log_step_count_steps=50,
-        save_summary_steps=50, experimental_max_worker_delay_secs=0)
+        save_summary_steps=50, experimental_max_worker_delay_secs=0,
+        session_config=_session_config(args.operation_timeout_ms))
     tf.compat.v1.logging.info("faults job: %s %s starts", config.task_type, config.task_id)
     estimator = el.Estimator(model_fn, config=config,
                              params={"ballast_mb": args.ballast_mb})
