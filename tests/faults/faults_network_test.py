@@ -127,18 +127,26 @@ def _assert_model_dir_complete(cluster, library):
         assert cluster.completion_marker() is not None
 
 
-def _partition_for(cluster, label, secs):
+def _partition_for(cluster, label, secs, blocked):
+    """Cuts `label` off for `secs`; asserts the `blocked` trainers made (almost)
+    no step meanwhile, so the fault really hit. Returns when the fault began."""
     start = time.monotonic()
     cluster.partition(label)
-    time.sleep(secs)  # the fault's length: what the scenario is about
+    time.sleep(1)  # a step in flight when the link went down may still end
+    before = {trainer: cluster.step_seen(trainer) for trainer in blocked}
+    time.sleep(secs - 1)  # the fault's length: what the scenario is about
+    after = {trainer: cluster.step_seen(trainer) for trainer in blocked}
     cluster.heal(label)
+    assert before == after, f"trainers stepped while {label} was cut off: {before} {after}"
     return start
 
 
 def _run_brief_partition(make_netns_cluster, label, library):
     cluster = make_netns_cluster(["--max-steps", str(MAX_STEPS), *PACED], library)
     _start_and_wait_mid_training(cluster)
-    fault_start = _partition_for(cluster, label, PARTITION_SECS)
+    # The ps holds every variable: both trainers wait; a cut-off worker only itself.
+    blocked = ["worker0", "chief0"] if label == "ps0" else [label]
+    fault_start = _partition_for(cluster, label, PARTITION_SECS, blocked)
     # tf.estimator's ps serves forever (it never exits by itself): not waited for.
     waited = [lb for lb in cluster.labels() if not (library and lb == "ps0")]
     outcome = _outcome(cluster, library, fault_start, waited)
