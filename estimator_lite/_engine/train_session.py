@@ -326,7 +326,8 @@ class TrainSession:
         """session_config.operation_timeout_in_ms ran out on a cluster: the error to
         raise (naming the tasks waited on); the session is then closed without
         waiting (see peer_timeout)."""
-        if not self._master:
+        config = self._session_config
+        if not self._master or not (config and config.operation_timeout_in_ms > 0):
             return error
         own_task = tf.DeviceSpec.from_string(self._guard.device or "")
         own = f"/job:{own_task.job}/task:{own_task.task or 0}" if own_task.job else None
@@ -472,8 +473,6 @@ class TrainSession:
             try:
                 step = self._train_until(stop_at_step_fn)
                 self._finish(step)
-            except tf.errors.DeadlineExceededError as e:
-                raise self._peer_timeout(e) from e
             finally:
                 if self._summaries is not None:
                     self._summaries.close()
@@ -512,10 +511,14 @@ class TrainSession:
                     input_ended = True
                 except _RECOVERABLE_ERRORS as e:
                     step = self._recover(e)
+                except tf.errors.DeadlineExceededError as e:
+                    raise self._peer_timeout(e) from e
             try:
                 return self._save_final(step)
             except _RECOVERABLE_ERRORS as e:
                 step = self._recover(e)
+            except tf.errors.DeadlineExceededError as e:
+                raise self._peer_timeout(e) from e
 
     def _stopping(self):
         return self._stop_requested or self._shutdown.signum is not None
