@@ -19,7 +19,7 @@ import pytest
 import tensorflow as tf  # noqa: F401 -- the module the aliases attach to
 
 import estimator_lite
-from estimator_lite import _alias_table, install
+from estimator_lite import _alias_modules, _alias_table, install
 from tests.oracle import TF215_PYTHON, requires_oracle
 from tests.stale_estimator import (
     STALE_VERSION,
@@ -188,7 +188,7 @@ def test_an_unknown_module_under_an_aliased_root_is_a_clear_import_error(install
 
 
 def test_a_missing_target_module_is_named_in_the_error():
-    module, reason = install._import_target("estimator_lite.not_a_module_here")
+    module, reason = _alias_modules.import_target("estimator_lite.not_a_module_here")
     assert module is None
     assert "estimator_lite.not_a_module_here" in reason
 
@@ -208,7 +208,7 @@ def test_v1_tpu_and_keras_paths_ask_for_their_target_lazily(installed, monkeypat
         asked.append(name)
         return fake, None
 
-    monkeypatch.setattr(install, "_import_target", fake_import)
+    monkeypatch.setattr(_alias_modules, "import_target", fake_import)
     value = importlib.import_module(path)
     for name in chain.split("."):
         value = getattr(value, name)
@@ -218,7 +218,7 @@ def test_v1_tpu_and_keras_paths_ask_for_their_target_lazily(installed, monkeypat
 
 def test_install_resolves_nothing_until_used(monkeypatch):
     asked = []
-    monkeypatch.setattr(install, "_import_target", asked.append)
+    monkeypatch.setattr(_alias_modules, "import_target", asked.append)
     try:
         assert estimator_lite.install_as_tf_estimator() is True
         assert estimator_lite.install_as_tf_estimator() is True  # idempotent
