@@ -141,6 +141,5 @@ def test_tensor_n_classes_is_kept_as_logits_dimension(run_in_graph):
     (lambda: tf.constant([3]), ValueError, "n_classes must be a scalar Tensor"),
 ], ids=["int64", "float", "two", "placeholder", "vector"])
 def test_tensor_n_classes_refused(make_n_classes, error, message):
-    with tf.Graph().as_default():
-        with pytest.raises(error, match=re.escape(message)):
-            MultiClassHead(make_n_classes())
+    with tf.Graph().as_default(), pytest.raises(error, match=re.escape(message)):
+        MultiClassHead(make_n_classes())
