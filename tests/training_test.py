@@ -397,7 +397,8 @@ def test_train_and_evaluate_arguments_match_tf_estimator(tmp_path):
 def test_roles_with_a_mocked_estimator_match_tf_estimator(tmp_path):
     # Library tests drive train_and_evaluate's roles with mock.Mock(spec=Estimator)
     # (model_dir a Mock, not a path; a bytes model_dir): the calls, server
-    # arguments, sleeps, exports and errors are tf.estimator's, and no completion
+    # arguments, sleeps, exports and errors are tf.estimator's (the eval throttle
+    # follows TensorFlow's SecondOrStepTimer when a test patches it), and no completion
     # marker is written where model_dir is not a path.
     expected = run_oracle_driver(MOCK_EXECUTOR_DRIVER, str(tmp_path / "oracle"))["result"]
     driver = load_driver(MOCK_EXECUTOR_DRIVER, "mock_executor_driver")
