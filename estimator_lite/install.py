@@ -164,7 +164,8 @@ def _owning_target(path, name):
     if name.startswith("__") and name.endswith("__"):
         return None
     alias = _alias_table.ALIASES.get(path)
-    if alias is None or name in alias.attributes or f"{path}.{name}" in _alias_table.ALIASES:
+    if (alias is None or name in alias.attributes
+            or f"{path}.{name}" in _alias_table.ALIASES):
         return None
     for target in alias.targets:
         module, _ = _import_target(target)

@@ -14,8 +14,8 @@ from google.protobuf import text_format
 
 import estimator_lite as el
 from estimator_lite._engine import local_cluster as cluster_lib
-from estimator_lite.early_stopping import read_eval_metrics
 from estimator_lite._tf import tf
+from estimator_lite.early_stopping import read_eval_metrics
 from tests import models
 from tests.tf_versions import serve, signature_keys, tf2_only
 
@@ -479,11 +479,12 @@ def test_beside_a_master_worker_0_writes_the_training_summaries(tmp_path, monkey
         tf.summary.scalar("written_by_worker", float(config.task_type == "worker"))
         return models.linear_model_fn(features, labels, mode, {})
 
-    # The master waits for worker 0's first step, so worker 0 trains (and has
-    # something to summarize) before the master may reach max_steps alone.
+    # The others wait for worker 0's first step, so worker 0 trains (and has
+    # something to summarize) before they may reach max_steps without it.
     worker_0_stepped = threading.Event()
     hooks = {"master0": [_WaitingHook(worker_0_stepped)],
-             "worker0": [_SignallingHook(worker_0_stepped)], "worker1": []}
+             "worker0": [_SignallingHook(worker_0_stepped)],
+             "worker1": [_WaitingHook(worker_0_stepped)]}
     trainers = {}
     for task_type, index in (("master", 0), ("worker", 0), ("worker", 1)):
         monkeypatch.setenv("TF_CONFIG", cluster_lib.tf_config(cluster, task_type, index))
