@@ -4,6 +4,7 @@ import json
 import logging as std_logging
 import os
 import types
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -914,3 +915,17 @@ def test_server_errors_carry_tf_estimators_wording(tmp_path, clock, servers):
     with pytest.raises(RuntimeError, match="Could not start server; .*TF_CONFIG"):
         _executor(no_task).run_chief()
     assert no_task.train_calls == []  # checked before training, as tf.estimator
+
+
+def test_a_second_evaluator_fails_even_with_a_replaced_executor(monkeypatch):
+    # tf.estimator's train_and_evaluate refuses an evaluator with index > 0 itself,
+    # after building the executor: code that replaces the executor (a mock) still
+    # gets the error, and the executor was built (checked on tf.estimator 2.15).
+    estimator = mock.Mock(spec=el.Estimator)
+    estimator.config = FakeConfig("evaluator", 1, CLUSTER)
+    executor = mock.Mock()
+    monkeypatch.setattr(training, "_TrainingExecutor", executor)
+    with pytest.raises(ValueError, match=ERR_ONE_EVALUATOR):
+        training.train_and_evaluate(estimator, el.TrainSpec(_input_fn),
+                                    el.EvalSpec(_input_fn))
+    assert executor.called and not executor.return_value.run.called
