@@ -16,7 +16,7 @@ import types
 from estimator_lite import _alias_table
 
 __all__ = ["NotProvidedError", "OWN_ROOTS", "REGISTRY", "TensorFlowWatcher", "WATCHED",
-           "import_target", "is_alias_module"]
+           "import_target", "is_alias_module", "restore_replaced"]
 
 # Modules whose `estimator` attribute TF <= 2.15 set. `import tensorflow.compat.v1`
 # loads a module object distinct from `tf.compat.v1`, so each gets attached.
@@ -129,8 +129,46 @@ def _resolve(path, name):
     return _Unprovided(_not_provided_message(name, path, reason))
 
 
+def _owning_target(path, name):
+    """The estimator_lite module that defines attribute `name` of alias `path`, or None.
+
+    Only names found by lookup in the alias's target modules have one: a renamed
+    attribute or a child alias lives on the alias itself.
+    """
+    if name.startswith("__") and name.endswith("__"):
+        return None
+    alias = _alias_table.ALIASES.get(path)
+    if (alias is None or name in alias.attributes
+            or f"{path}.{name}" in _alias_table.ALIASES):
+        return None
+    for target in alias.targets:
+        module, _ = import_target(target)
+        if module is not None and hasattr(module, name):
+            return module
+    return None
+
+
+# (alias path, name) -> the estimator_lite module's own value, while code has set
+# that name through the alias (mock.patch.object(training, "_TrainingExecutor")).
+_REPLACED = {}
+_MISSING = object()
+
+
+def restore_replaced():
+    """Puts back every estimator_lite attribute that code set through an alias."""
+    for (path, name), own in list(_REPLACED.items()):
+        setattr(_owning_target(path, name), name, own)
+    _REPLACED.clear()
+
+
 class _AliasModule(types.ModuleType):
-    """A tf.estimator module path whose attributes come from estimator_lite."""
+    """A tf.estimator module path whose attributes come from estimator_lite.
+
+    Setting an attribute that an estimator_lite module defines sets it there too
+    (and deleting it restores that module's value): with tf.estimator the path and
+    the module are one module, so code patching a function or class through the
+    path changes what the module's own code calls.
+    """
 
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
@@ -138,6 +176,24 @@ class _AliasModule(types.ModuleType):
         value = _resolve(self.__name__, name)
         self.__dict__[name] = value  # later lookups are plain attribute reads
         return value
+
+    def __setattr__(self, name, value):
+        owner = _owning_target(self.__name__, name)
+        if owner is not None:
+            key = (self.__name__, name)
+            own = _REPLACED.setdefault(key, getattr(owner, name))
+            setattr(owner, name, value)
+            if value is own:  # set back to the module's own value: nothing to undo
+                del _REPLACED[key]
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name):
+        own = _REPLACED.pop((self.__name__, name), _MISSING)
+        if own is not _MISSING:
+            setattr(_owning_target(self.__name__, name), name, own)
+            self.__dict__.pop(name, None)
+            return
+        super().__delattr__(name)
 
     def __dir__(self):
         names = set(self.__dict__)

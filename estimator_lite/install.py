@@ -398,5 +398,6 @@ def uninstall_as_tf_estimator():
         if parent is not None and vars(parent).get(child) is module:
             delattr(parent, child)
     sys.modules.update(_STATE.saved_modules)
+    _alias_modules.restore_replaced()
     _alias_modules.REGISTRY.clear()
     _STATE.__init__()

@@ -168,7 +168,8 @@ class TrainSession:
           is_chief: the chief initialises/restores, saves checkpoints and summaries;
             others wait for the chief to initialise.
           checkpoints: a periodic_actions.CheckpointSaver (chief only), or None.
-          summaries: a periodic_actions.TrainSummaries (chief only), or None.
+          summaries: a periodic_actions.TrainSummaries for the task that writes
+            the training summaries (the chief, or worker 0 beside a master), or None.
           progress: a periodic_actions.ReportProgress, or None.
           session_creation_timeout_secs: how long a non-chief waits for the chief.
           clock: time source (injectable for tests).
@@ -197,7 +198,7 @@ class TrainSession:
         self._restore_dir = restore_dir
         self._checkpoints = (checkpoints if is_chief and checkpoints is not None
                              else CheckpointSaver())
-        self._summaries = summaries if is_chief else None
+        self._summaries = summaries
         self._progress = progress
         # Periodic actions that may add fetches to a step, in fetch order; their
         # bound `fetches` methods are kept so the per-step check is one call each.
