@@ -7,6 +7,7 @@ what the predictions and export outputs are, and which metrics they report.
 
 import abc
 
+from estimator_lite import optimizers
 from estimator_lite._engine import distribute, mixed_precision
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import VARIABLE_TYPES, tf
@@ -93,9 +94,6 @@ def _keras_train_op(loss, optimizer, trainable_variables):
     Raises:
       ValueError: such a get_updates returned no op.
     """
-    # Imported here: canned builds on the heads, so it cannot be imported at the top.
-    from estimator_lite.canned import optimizers  # noqa: PLC0415
-
     built = optimizers.graph_optimizer(optimizer, argument="optimizer")
     variables = _train_variables(trainable_variables)
     global_step = tf.train.get_or_create_global_step()

@@ -1,4 +1,4 @@
-"""Optimizers of the v1 canned estimators (``tf.compat.v1.estimator``).
+"""The v1 canned estimators' optimizers (``tf.compat.v1.estimator``): names to v1 ones.
 
 TF 1.x's canned estimators, still in TF 2.x as ``tf.compat.v1.estimator``, train
 with ``tf.compat.v1.train`` optimizers: a name such as ``'Adagrad'`` becomes
@@ -6,10 +6,11 @@ with ``tf.compat.v1.train`` optimizers: a name such as ``'Adagrad'`` becomes
 so their checkpoints hold the v1 slot names (``<variable>/Adagrad``,
 ``<variable>/Ftrl`` and ``<variable>/Ftrl_1``, Adam's ``beta1_power``...), not the
 Keras-style ``training/Adagrad/...`` variables of the TF2 canned estimators (see
-`estimator_lite.canned.optimizers`). Only ``tf.compat.v1.train.Optimizer``
+`estimator_lite.optimizers.mapping`). Only ``tf.compat.v1.train.Optimizer``
 instances (or callables returning one) are accepted besides names, as in TF 1.x.
 """
 
+from estimator_lite import _keras
 from estimator_lite._tf import tf
 
 __all__ = ["OPTIMIZER_NAMES", "optimizer_factory"]
@@ -27,8 +28,7 @@ OPTIMIZER_NAMES = tuple(sorted(_optimizer_classes()))
 
 def _type_error(argument, value, what):
     hint = ""
-    module = type(value).__module__ or ""
-    if module.split(".")[0] in ("keras", "tf_keras"):
+    if _keras.is_keras_object(value):
         hint = (" (a Keras optimizer: pass a tf.compat.v1.train optimizer here, or use "
                 "the TF2 classes of estimator_lite, e.g. estimator_lite.DNNClassifier, "
                 "which take Keras optimizers)")
