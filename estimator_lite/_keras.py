@@ -16,9 +16,11 @@ that must find its attribute raises a RuntimeError naming the Keras or TensorFlo
 release that lacks it; the few that may legitimately find nothing say so in their
 docstring. (TensorFlow's own internals stay with their owners: `_tf.py` for
 `Operation._add_control_inputs`, `_engine/distribute.py` for tf.distribute's.)
-tests/lint_test.py checks that no other module reads these names.
+tests/private_attributes_test.py checks that no other module reads these names.
+Keras 3's internal layer-name counters are reset here too (`isolated_keras_names`).
 """
 
+import collections
 import contextlib
 import importlib
 import importlib.util
@@ -32,7 +34,7 @@ __all__ = ["KERAS_PACKAGES", "TensorLearningRate", "called_from_keras_layer",
            "compiled_user_metrics", "feature_column_variable_shape",
            "forget_stale_counter", "is_keras_metric", "is_keras_object",
            "is_keras_optimizer", "is_learning_rate_schedule", "is_legacy_keras_optimizer",
-           "keras_base", "keras_package", "legacy_hyperparameter",
+           "isolated_keras_names", "keras_base", "keras_package", "legacy_hyperparameter",
            "legacy_optimizer_class", "optimizer_counter", "optimizer_learning_rate",
            "optimizer_variables", "save_slice_info", "tensor_learning_rates",
            "tf1_keras_note", "tf_variable", "tie_optimizer_counter",
@@ -374,6 +376,39 @@ def _drop_counter(optimizer, own):
     if isinstance(weights, list):
         weights[:] = [w for w in weights if w is not own]
     optimizer._iterations = None
+
+
+# Keras 3's layer names ---------------------------------------------------------------
+
+# Keras 3 keeps its object-name counters in this internal module (per thread). It is
+# looked up only if the user's process already imported it; never imported here.
+_KERAS3_GLOBAL_STATE = "keras.src.backend.common.global_state"
+_KERAS3_NAME_COUNTERS = "object_name_uids"
+
+
+@contextlib.contextmanager
+def isolated_keras_names():
+    """Builds under a fresh Keras 3 layer-name numbering, then restores the caller's.
+
+    Keras 3 numbers auto-named layers per process (`dense`, `dense_1`, ...), so the
+    same model_fn called for a second graph would name its variables differently
+    from the checkpoint. Inside this context the numbering starts at zero; on exit
+    the caller's numbering is put back, so the user's process sees no change. A
+    no-op without Keras 3 (tf-keras/Keras 2 number per graph already).
+    """
+    state = sys.modules.get(_KERAS3_GLOBAL_STATE)
+    saved = (getattr(state.GLOBAL_STATE_TRACKER, _KERAS3_NAME_COUNTERS, None)
+             if state is not None else None)
+    if state is not None:
+        state.set_global_attribute(_KERAS3_NAME_COUNTERS, collections.defaultdict(int))
+    try:
+        yield
+    finally:
+        state = sys.modules.get(_KERAS3_GLOBAL_STATE)
+        if state is not None:
+            state.set_global_attribute(
+                _KERAS3_NAME_COUNTERS,
+                saved if saved is not None else collections.defaultdict(int))
 
 
 # Keras 3 optimizers and a graph tensor as learning rate ---------------------------------

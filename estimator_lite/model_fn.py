@@ -5,7 +5,7 @@ import collections
 from estimator_lite import _keras
 from estimator_lite._engine import fn_args, keras_metrics, validation
 from estimator_lite._engine.fn_args import call_with_declared_args
-from estimator_lite._tf import TENSOR_TYPES, isolated_keras_names, tensorboard_hint, tf
+from estimator_lite._tf import TENSOR_TYPES, tensorboard_hint, tf
 from estimator_lite.export import outputs as export_lib
 
 # check_model_fn and invoke_model_fn are the package's interface to a model_fn
@@ -340,7 +340,7 @@ def invoke_model_fn(model_fn, available):
         tf.compat.v1 optimizer); the message says what to use instead.
     """
     try:
-        with isolated_keras_names(), tensorboard_hint():
+        with _keras.isolated_keras_names(), tensorboard_hint():
             return call_with_declared_args(model_fn, available)
     except AttributeError as e:
         if "is not available with Keras 3" in str(e):
