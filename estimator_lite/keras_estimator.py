@@ -36,9 +36,9 @@ from estimator_lite import _compiled_metrics as compiled_metrics
 from estimator_lite import _keras
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import logging, tf
-from estimator_lite.canned import optimizers as optimizers_lib
 from estimator_lite.estimator import Estimator, WarmStartSettings
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+from estimator_lite.optimizers import mapping as optimizers_lib
 
 __all__ = ["model_to_estimator"]
 
@@ -264,7 +264,7 @@ def _compiled_metrics(model, output_names):
     config = model.get_compile_config() if hasattr(model, "get_compile_config") else {}
     metrics = (config or {}).get("metrics")
     if metrics is None:
-        metrics = getattr(getattr(model, "compiled_metrics", None), "_user_metrics", None)
+        metrics = _keras.compiled_user_metrics(model)
     if not metrics:
         return {}
     if isinstance(metrics, dict):

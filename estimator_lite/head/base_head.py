@@ -7,6 +7,7 @@ what the predictions and export outputs are, and which metrics they report.
 
 import abc
 
+from estimator_lite import optimizers
 from estimator_lite._engine import distribute, mixed_precision
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import VARIABLE_TYPES, tf
@@ -99,9 +100,6 @@ def _keras_train_op(loss, optimizer, trainable_variables):
       ValueError: trainable_variables is None or not a list or tuple, or such a
         get_updates returned no op.
     """
-    # Imported here: canned builds on the heads, so it cannot be imported at the top.
-    from estimator_lite.canned import optimizers  # noqa: PLC0415
-
     built = optimizers.graph_optimizer(optimizer, argument="optimizer")
     if trainable_variables is None:
         # As tf.estimator 2.15: TF2 code has no collection to take them from.
