@@ -20,6 +20,7 @@ import os
 
 from estimator_lite import model_fn as model_fn_lib
 from estimator_lite._engine import (
+    collective_watchdog,
     distribute,
     eval_loop,
     event_files,
@@ -372,6 +373,9 @@ class Estimator:
             restore_dir=(self._model_dir if distribute.workers_hold_variables(
                 config.train_distribute) else None),
             session_creation_timeout_secs=_creation_timeout(config), loop=loop,
+            watchdog=(collective_watchdog.for_config(config, self._model_dir,
+                                                     _creation_timeout(config))
+                      if distribute.is_collective(config.train_distribute) else None),
             before_finalize_fn=lambda: periodic.add_default_saver(
                 scaffold, config.keep_checkpoint_max,
                 config.keep_checkpoint_every_n_hours))

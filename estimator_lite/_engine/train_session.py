@@ -22,7 +22,7 @@ The Estimator builds the graph and the periodic actions, then hands them here.
 
 import time
 
-from estimator_lite._engine import model_dir, step_loop, validation
+from estimator_lite._engine import collective_watchdog, model_dir, step_loop, validation
 from estimator_lite._engine.hook_protocol import run_with_hooks
 from estimator_lite._engine.periodic_actions import (
     NOT_CHECKPOINTED,
@@ -154,7 +154,7 @@ class TrainSession:
     def __init__(self, *, global_step, train_op, loss, scaffold, hooks=(), master="",
                  session_config=None, is_chief=True, checkpoints=None, summaries=None,
                  progress=None, session_creation_timeout_secs=7200, clock=time.time,
-                 before_finalize_fn=None, restore_dir=None, loop=None):
+                 before_finalize_fn=None, restore_dir=None, loop=None, watchdog=None):
         """Prepares the graph for training.
 
         Args:
@@ -182,6 +182,10 @@ class TrainSession:
           loop: a `step_loop.TrainLoop` (train_op and loss are then its spec's):
             each session call runs up to its steps_per_loop steps, and hooks and
             periodic actions run between loops. None: one step per call.
+          watchdog: a `collective_watchdog.CollectiveWatchdog` (a collective
+            strategy's worker): it bounds session creation and every step, and a
+            lost peer ends training instead of recreating the session. None:
+            Aborted/Unavailable errors recreate the session (ps clusters).
         """
         self._graph = tf.get_default_graph()
         self._global_step = global_step
@@ -227,6 +231,23 @@ class TrainSession:
         self._target_step_fn = None
         self._target_step = None
         self._shutdown = GracefulShutdown(0)  # replaced in run()
+        self._watchdog = watchdog
+        if watchdog is not None:
+            self._watch_calls(watchdog)
+
+    def _watch_calls(self, watchdog):
+        """Session creation and the first step after it wait for peers that may still
+        be starting; later steps have the collective bound (see collective_watchdog)."""
+        self._start = watchdog.watch(self._start, "session creation", first=True)
+        first = watchdog.watch(self._step, "first step", first=True)
+        later = watchdog.watch(self._step, "step")
+        self._stepped = False
+
+        def step(last_step):
+            result = (later if self._stepped else first)(last_step)
+            self._stepped = True
+            return result
+        self._step = step
 
     # Session lifecycle -------------------------------------------------------
 
@@ -317,9 +338,11 @@ class TrainSession:
         except _RECOVERABLE_ERRORS:
             session.close()
             raise
-        logging.info("The ps holds a live model at global step %d, ahead of the newest "
-                     "checkpoint (step %d): keeping it instead of restoring.", live_step,
-                     saved_step)
+        # A collective worker's variables live on its own server, not on a ps.
+        holder = "This task's server" if self._restore_dir is not None else "The ps"
+        logging.info("%s holds a live model at global step %d, ahead of the newest "
+                     "checkpoint (step %d): keeping it instead of restoring.", holder,
+                     live_step, saved_step)
         return session
 
     def _close_session(self):
@@ -450,10 +473,14 @@ class TrainSession:
         self._target_step_fn = target_step_fn
         with GracefulShutdown(grace_secs_from_env()) as shutdown:
             self._shutdown = shutdown
+            if self._watchdog is not None:
+                self._watchdog.start()
             try:
                 step = self._train_until(stop_at_step_fn)
                 self._finish(step)
             finally:
+                if self._watchdog is not None:
+                    self._watchdog.stop()
                 if self._summaries is not None:
                     self._summaries.close()
                 self._close_session()
@@ -491,6 +518,9 @@ class TrainSession:
                     input_ended = True
                 except _RECOVERABLE_ERRORS as e:
                     step = self._recover(e)
+                except tf.errors.FailedPreconditionError as e:
+                    self._end_if_collectives_lost(e)
+                    raise
             try:
                 return self._save_final(step)
             except _RECOVERABLE_ERRORS as e:
@@ -499,7 +529,20 @@ class TrainSession:
     def _stopping(self):
         return self._stop_requested or self._shutdown.signum is not None
 
+    def _end_if_collectives_lost(self, error):
+        """A collective job's worker cannot recreate its session once a peer was
+        lost (its collectives are aborted for good): it ends with a clear error.
+
+        Raises:
+          The error's type, naming the lost peers and the newest checkpoint.
+        """
+        if self._watchdog is not None and collective_watchdog.is_collective_loss(error):
+            raise collective_watchdog.lost_error(
+                error, self._watchdog.peer_list, self._watchdog.checkpoint_dir,
+                self._watchdog.task) from error
+
     def _recover(self, error):
+        self._end_if_collectives_lost(error)
         logging.warning("Session failed (%s: %s); recreating it.", type(error).__name__,
                         str(error).splitlines()[0] if str(error) else "")
         self._close_session()
@@ -513,6 +556,7 @@ class TrainSession:
                 return self._start()
             except _RECOVERABLE_ERRORS as e:
                 self._close_session()
+                self._end_if_collectives_lost(e)
                 if self._clock() >= deadline or self._shutdown.signum is not None:
                     raise
                 logging.warning("Could not start the session (%s); retrying.",
