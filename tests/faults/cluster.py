@@ -165,6 +165,14 @@ class Cluster:
         """The newest process of role `label` (None if never started)."""
         return self._roles[label].process
 
+    def incarnations(self, label):
+        """How many processes role `label` ran so far."""
+        return len(self._roles[label].processes)
+
+    def process_of(self, label, incarnation):
+        """The process of one incarnation of `label` (0: the first)."""
+        return self._roles[label].processes[incarnation]
+
     def running(self, label):
         """Whether the newest process of `label` is alive."""
         process = self.process(label)

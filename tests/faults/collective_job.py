@@ -3,8 +3,8 @@
 Written the way a user writes a multi-worker estimator job: a worker-only
 TF_CONFIG (worker 0 is the chief), the strategy built first, then
 `RunConfig(train_distribute=strategy)` and one `train_and_evaluate` call. An
-evaluator task (outside the cluster, as tf.estimator's TF_CONFIG docs have it)
-builds no strategy: it only evaluates checkpoints.
+evaluator task is listed in the cluster, as in TF's multi-worker Estimator
+tutorial.
 
 The same file runs on estimator_lite and, with ``FAULTS_ESTIMATOR=tf_estimator``
 (on TF 2.15's interpreter), on tf.estimator, so a test can record what
@@ -138,9 +138,14 @@ def main(argv=None):
     """Runs this process's task of the job; returns the exit code."""
     args = _parse(argv)
     _configure_logging()
+    # As TF's multi-worker Estimator tutorial: graph mode first (tf.estimator's
+    # evaluator cannot copy the strategy in eager mode), then the strategy, in
+    # every task; an evaluator task is listed in the cluster (the strategy reads
+    # cluster["evaluator"] there) and evaluates on its own.
+    tf.compat.v1.disable_eager_execution()
     task = json.loads(os.environ["TF_CONFIG"])["task"]
     trains = task["type"] in ("chief", "worker")
-    strategy = _STRATEGIES[args.strategy]() if trains else None
+    strategy = _STRATEGIES[args.strategy]()
     extra = {}
     if args.collective_timeout_secs is not None:
         extra["experimental_collective_timeout_secs"] = args.collective_timeout_secs
