@@ -1,8 +1,8 @@
 """The collective watchdog: bounds, probes, messages (the fault suite runs it for real:
 tests/faults/faults_collective_test.py)."""
 
-import json
 import socket
+import types
 
 import pytest
 import tensorflow as tf
@@ -21,7 +21,7 @@ class _Clock:
         return self.now
 
 
-class _Exited(Exception):
+class _ExitedError(Exception):
     pass
 
 
@@ -30,7 +30,7 @@ def _watchdog(clock, down=(), exits=None, **kwargs):
 
     def exit_fn(code):
         exits.append(code)
-        raise _Exited
+        raise _ExitedError
 
     return cw.CollectiveWatchdog(
         _PEERS, "worker 0", None, kwargs.pop("step", 30), kwargs.pop("start", 300),
@@ -59,7 +59,7 @@ def test_a_quick_step_never_probes_nor_exits():
 def test_an_unanswering_peer_ends_a_long_step_with_exit_1(caplog):
     clock, exits = _Clock(), []
     watchdog = _watchdog(clock, down=("127.0.0.1:2222",), exits=exits)
-    with pytest.raises(_Exited):
+    with pytest.raises(_ExitedError):
         # Probes start after 5 s; the second missed probe in a row ends it.
         _run_inside(watchdog, clock, False, [5, 1, 1])
     assert exits == [cw.EXIT_CODE] == [1]
@@ -80,7 +80,7 @@ def test_one_missed_probe_is_not_a_loss():
 def test_the_bound_ends_a_step_whose_peers_all_answer(caplog):
     clock, exits = _Clock(), []
     watchdog = _watchdog(clock, exits=exits, step=30)
-    with pytest.raises(_Exited):
+    with pytest.raises(_ExitedError):
         _run_inside(watchdog, clock, False, [10, 10, 9, 1])
     assert exits == [1]
     assert "ran past its 30 s bound" in caplog.text
@@ -92,7 +92,7 @@ def test_session_creation_and_first_step_wait_for_starting_peers():
     clock, exits = _Clock(), []
     watchdog = _watchdog(clock, down=("127.0.0.1:1111",), exits=exits, start=300)
     assert _run_inside(watchdog, clock, True, [60, 60, 60, 60]) == "done"
-    with pytest.raises(_Exited):
+    with pytest.raises(_ExitedError):
         _run_inside(watchdog, clock, True, [299, 2])
     assert exits == [1]
 
@@ -102,7 +102,7 @@ def test_no_bound_waits_but_still_ends_on_a_lost_peer():
     watchdog = _watchdog(clock, exits=exits, step=None)
     assert _run_inside(watchdog, clock, False, [1000, 1000]) == "done"
     watchdog = _watchdog(clock, down=("127.0.0.1:1111",), exits=exits, step=None)
-    with pytest.raises(_Exited):
+    with pytest.raises(_ExitedError):
         _run_inside(watchdog, clock, False, [6, 1])
 
 
@@ -154,19 +154,20 @@ def test_which_errors_mean_a_lost_peer():
     assert not cw.is_collective_loss(tf.errors.InvalidArgumentError(None, None, "x"))
 
 
-def test_peers_come_from_the_cluster_spec(monkeypatch):
-    cluster = {"worker": ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"]}
-    monkeypatch.setenv("TF_CONFIG", json.dumps(
-        {"cluster": cluster, "task": {"type": "worker", "index": 1}}))
-    config = el.RunConfig(train_distribute=tf.distribute.MultiWorkerMirroredStrategy(
-        cluster_resolver=tf.distribute.cluster_resolver.SimpleClusterResolver(
-            tf.train.ClusterSpec(cluster), task_type="worker", task_id=1)))
-    assert cw.peers(config.cluster_spec, "worker", 1) == [
-        ("worker 0", "127.0.0.1:1"), ("worker 2", "127.0.0.1:3")]
+def test_peers_come_from_the_cluster_spec():
+    spec = tf.train.ClusterSpec({"worker": ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"],
+                                 "evaluator": ["127.0.0.1:4"]})
+    assert cw.peers(spec, "worker", 1) == [("worker 0", "127.0.0.1:1"),
+                                           ("worker 2", "127.0.0.1:3")]
+    config = types.SimpleNamespace(cluster_spec=spec, task_type="worker", task_id=1,
+                                   experimental_collective_timeout_secs=42)
     watchdog = cw.for_config(config, None, 7200)
     assert watchdog.peer_list == [("worker 0", "127.0.0.1:1"), ("worker 2", "127.0.0.1:3")]
     assert watchdog.task == "worker 1"
     assert cw.peers(None, "worker", 0) == []
+    alone = types.SimpleNamespace(cluster_spec=tf.train.ClusterSpec({"worker": ["a:1"]}),
+                                  task_type="worker", task_id=0)
+    assert cw.for_config(alone, None, 7200) is None  # one worker: nothing to lose
 
 
 def test_run_config_collective_timeout():
@@ -175,7 +176,7 @@ def test_run_config_collective_timeout():
         .experimental_collective_timeout_secs is None
     assert el.RunConfig().replace(experimental_collective_timeout_secs=5.5) \
         .experimental_collective_timeout_secs == 5.5
-    with pytest.raises(ValueError, match="experimental_collective_timeout_secs must be > 0"):
+    with pytest.raises(ValueError, match="collective_timeout_secs must be > 0"):
         el.RunConfig(experimental_collective_timeout_secs=0)
     with pytest.raises(TypeError, match="experimental_collective_timeout_secs"):
         el.RunConfig(experimental_collective_timeout_secs="60")
