@@ -36,9 +36,10 @@ TRAINERS = ("worker0", "worker1")
 LOST_MESSAGE = "of a MultiWorkerMirroredStrategy job"
 
 
-def _cluster(make_cluster):
+def _cluster(make_cluster, strategy="v2"):
     return make_cluster(
-        ["--max-steps", str(MAX_STEPS), "--save-steps", str(SAVE_STEPS),
+        ["--strategy", strategy, "--max-steps", str(MAX_STEPS),
+         "--save-steps", str(SAVE_STEPS),
          "--step-sleep-ms", "20",
          "--collective-timeout-secs", str(COLLECTIVE_TIMEOUT_SECS),
          "--session-timeout-secs", str(FINISH_SECS)],
@@ -114,9 +115,11 @@ def _assert_ended_naming(cluster, label, lost_label, fault_time):
     return took
 
 
-def test_sigkill_worker_survivor_ends_and_job_restart_resumes(make_cluster):
+@pytest.mark.parametrize("strategy", [
+    "v2", pytest.param("v1", marks=pytest.mark.slow)])  # tf.compat.v1's spelling
+def test_sigkill_worker_survivor_ends_and_job_restart_resumes(make_cluster, strategy):
     # Worker 1 dies and is not restarted: worker 0 (the chief) must not hang.
-    cluster = _cluster(make_cluster)
+    cluster = _cluster(make_cluster, strategy)
     _mid_training(cluster)
     assert cluster.kill("worker1") == -signal.SIGKILL
     fault = time.monotonic()
