@@ -182,7 +182,6 @@ class CollectiveWatchdog:
         self._misses = {}
         self._stop = threading.Event()
         self._thread = None
-        self.seen_working = False
 
     peer_list = property(lambda self: list(self._peers))
     task = property(lambda self: self._task)
@@ -191,6 +190,7 @@ class CollectiveWatchdog:
     def start(self):
         """Starts the watchdog thread (a daemon: it never keeps the process alive)."""
         if self._thread is None:
+            self._stop.clear()
             self._thread = threading.Thread(target=self._loop, daemon=True,
                                             name="estimator_lite-collective-watchdog")
             self._thread.start()

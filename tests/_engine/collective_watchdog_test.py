@@ -2,6 +2,7 @@
 tests/faults/faults_collective_test.py)."""
 
 import socket
+import threading
 import types
 
 import pytest
@@ -180,3 +181,25 @@ def test_run_config_collective_timeout():
         el.RunConfig(experimental_collective_timeout_secs=0)
     with pytest.raises(TypeError, match="experimental_collective_timeout_secs"):
         el.RunConfig(experimental_collective_timeout_secs="60")
+
+
+def test_the_thread_ends_a_blocked_call_and_stops_cleanly():
+    ended = threading.Event()
+    exits = []
+
+    def exit_fn(code):
+        exits.append(code)
+        ended.set()  # a real exit never returns; here the blocked call goes on
+
+    watchdog = cw.CollectiveWatchdog(
+        _PEERS[:1], "worker 0", None, 30, 300, exit_fn=exit_fn,
+        reachable=lambda address: False, poll_secs=0.01, probe_after_secs=0)
+    watchdog.start()
+    try:
+        # A step blocked on a lost peer: the thread ends it (here: unblocks it).
+        assert watchdog.watch(lambda: ended.wait(10), "step")() is True
+    finally:
+        watchdog.stop()
+    assert exits[:1] == [1]
+    watchdog.start()  # a second train() call starts it again
+    watchdog.stop()
