@@ -141,8 +141,9 @@ def for_config(config, checkpoint_dir, start_timeout_secs):
 def _who(lost):
     if lost:
         return "lost " + ", ".join(lost) + " (not answering at its address)"
-    return ("every peer answers at its address, so one was restarted (a restarted "
-            "peer cannot join collectives begun with its previous incarnation)")
+    return ("every peer answers at its address, so a task of the job was restarted "
+            "(a restarted task cannot join collectives begun with its previous "
+            "incarnation)")
 
 
 class CollectiveWatchdog:
