@@ -7,7 +7,8 @@ Layers, top to bottom (each imports only from the layers below it;
 tests/layering_test.py checks the arrows):
 - the tf.estimator API, under tf.estimator's own module names: `estimator`,
   `run_config`, `training`, `early_stopping`, `experimental`, `hooks`,
-  `extenders`, `parsing_utils`, `inputs/`, `head/`, `canned/`, `tpu/` (TPUEstimator
+  `extenders`, `parsing_utils`, `inputs/`, `head/`, `optimizers/`, `canned/`
+  (built on the heads and optimizers, which never import it), `tpu/` (TPUEstimator
   on CPU/GPU), `compat/v1/` (TF 1.x's tf.estimator), `keras_estimator`
   (model_to_estimator); tools `launch` and `inspect`; `predictor` (in-process
   serving of a SavedModel or an Estimator, which tf.contrib.predictor was);
@@ -16,14 +17,15 @@ tests/layering_test.py checks the arrows):
   spec modules below, never on `estimator` or `training`;
 - the spec modules, the vocabulary of model_fns and exporters: `model_fn`
   (EstimatorSpec, ModeKeys), `export/` (receivers, outputs, SavedModel writing),
-  `exporter`; they import only each other, `_engine` and `_tf`;
+  `exporter`; they import only each other, `_engine`, `_keras` and `_tf`;
 - `_engine/`: how it runs (train session and its periodic actions, eval and
   predict loops, hook protocol, timer, roles, model_dir names, event files,
   completion markers, argument checks); imports no public module;
 - opt-in, for code the user cannot edit: `install` (`install_as_tf_estimator()`
   makes tf.estimator's module paths resolve here, `_alias_table` says which to
   which) and the runner `python -m estimator_lite.run`; never done at import;
-- `_tf`: the one TensorFlow import.
+- `_tf`: the one TensorFlow import; `_keras`: the one place that recognises Keras
+  objects and reads Keras' and TensorFlow's private attributes.
 """
 
 import importlib

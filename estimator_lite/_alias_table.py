@@ -203,6 +203,10 @@ _PRIVATE_ATTRIBUTES = {
         "one_of_every_n_export_versions", "union")},
     "util": {"_DatasetInitializerHook":
              "estimator_lite._engine.input_fn:DatasetInitializerHook"},
+    # The module's v1 helper (tf.compat.v1.train optimizers); its other names are
+    # the TF2 canned estimators' (estimator_lite.canned.optimizers).
+    "canned.optimizers": {
+        "get_optimizer_instance": "estimator_lite.optimizers.v1:get_optimizer_instance"},
 }
 # The canned modules' private builders that tests and libraries call, each served
 # by the function doing the same over estimator_lite's canned models.

@@ -12,6 +12,7 @@ the clock only through its attribute `time` (``time.time()``), like `training`.
 """
 
 import os
+import sys
 import time
 
 from estimator_lite._engine import model_dir as model_dir_lib
@@ -249,6 +250,40 @@ def _skip_or_raise(checkpoint_path, error, doing):
                     doing, type(error).__name__, str(error).splitlines()[0])
 
 
+class _ThrottleTimer:
+    """SecondOrStepTimer's interface for the eval throttle, on this module's clock.
+
+    A zero (or None) throttle is always due: evaluate after every save.
+    """
+
+    def __init__(self, every_secs):
+        self._timer = Timer(every_secs=every_secs, clock=_now)
+
+    def should_trigger_for_step(self, step):
+        """Whether to evaluate after the save at `step` (never twice at one step)."""
+        return not self._timer.enabled or self._timer.due(step)
+
+    def update_last_triggered_step(self, step):
+        """Records an evaluation after the save at `step`, now."""
+        self._timer.mark(step)
+
+
+def _throttle_timer(every_secs):
+    """The eval listener's throttle timer.
+
+    TensorFlow's SecondOrStepTimer drives tf.estimator's throttle; code that
+    replaces that class in TensorFlow's module (as tf.estimator's own tests do, to
+    decide which saves get evaluated) gets its replacement used here too, as the
+    executor's servers are (`training._server_class`). Otherwise a timer on this
+    module's clock, so tests replacing `time` control the throttle.
+    """
+    module = sys.modules.get(getattr(tf.train.SecondOrStepTimer, "__module__", ""))
+    timer_class = getattr(module, "SecondOrStepTimer", tf.train.SecondOrStepTimer)
+    if timer_class is not tf.train.SecondOrStepTimer:
+        return timer_class(every_secs=every_secs)
+    return _ThrottleTimer(every_secs)
+
+
 class _NewCheckpointListenerForEvaluate(tf.train.CheckpointSaverListener):
     """Evaluates after checkpoint saves during training, throttled by time.
 
@@ -259,7 +294,8 @@ class _NewCheckpointListenerForEvaluate(tf.train.CheckpointSaverListener):
 
     def __init__(self, evaluator, eval_throttle_secs, continuous_eval_listener):
         self._evaluator = evaluator
-        self._throttle = Timer(every_secs=eval_throttle_secs, clock=_now)
+        self._throttle_secs = eval_throttle_secs
+        self._throttle = _throttle_timer(eval_throttle_secs)
         self._listener = continuous_eval_listener
         self._is_first_save = True
         self._stopped = False
@@ -268,6 +304,7 @@ class _NewCheckpointListenerForEvaluate(tf.train.CheckpointSaverListener):
         self.export_results = None
 
     def begin(self):
+        self._throttle = _throttle_timer(self._throttle_secs)  # a new run, a new clock
         self._is_first_save = True
         self._stopped = False
         self._evaluated_step = None
@@ -277,10 +314,12 @@ class _NewCheckpointListenerForEvaluate(tf.train.CheckpointSaverListener):
         if self._is_first_save:
             self._is_first_save = False
             return False
-        # A zero throttle evaluates after every save.
-        if self._throttle.enabled and not self._throttle.due():
+        if not self._throttle.should_trigger_for_step(global_step_value):
+            logging.info("Not evaluating the checkpoint of step %s: the last evaluation "
+                         "was less than throttle_secs=%s ago.", global_step_value,
+                         self._throttle_secs)
             return False
-        self._throttle.mark()
+        self._throttle.update_last_triggered_step(global_step_value)
         logging.info("Evaluating the checkpoint of step %s.", global_step_value)
         self._evaluated_step = global_step_value
         return not self._evaluate(is_final=False)

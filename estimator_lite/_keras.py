@@ -6,8 +6,21 @@ What a Keras object is, is decided from the Keras classes it derives from, never
 from the module of its own class: a user's subclass, defined in `__main__` or in
 their package, is what its Keras base is (as tf.estimator, which used
 `isinstance`, treated it).
+
+It is also the one module that reads private attributes of Keras and TensorFlow
+objects handed in by users (an optimizer's ``_iterations``, ``_hyper``,
+``_learning_rate`` and ``_weights``, a tf-keras model's
+``compiled_metrics._user_metrics``, a variable's ``_save_slice_info``, a v1
+feature column's ``_variable_shape``): each read is a named function here. One
+that must find its attribute raises a RuntimeError naming the Keras or TensorFlow
+release that lacks it; the few that may legitimately find nothing say so in their
+docstring. (TensorFlow's own internals stay with their owners: `_tf.py` for
+`Operation._add_control_inputs`, `_engine/distribute.py` for tf.distribute's.)
+tests/private_attributes_test.py checks that no other module reads these names.
+Keras 3's internal layer-name counters are reset here too (`isolated_keras_names`).
 """
 
+import collections
 import contextlib
 import importlib
 import importlib.util
@@ -17,11 +30,15 @@ import threading
 
 from estimator_lite._tf import VARIABLE_TYPES, tf
 
-__all__ = ["KERAS_PACKAGES", "forget_stale_counter", "is_keras_optimizer",
-           "is_legacy_keras_optimizer", "keras_base", "keras_package",
-           "legacy_optimizer_class", "optimizer_counter", "tensor_learning_rates",
-           "tf1_keras_note", "tie_optimizer_counter", "trains_through_get_updates",
-           "user_defined_methods"]
+__all__ = ["KERAS_PACKAGES", "TensorLearningRate", "called_from_keras_layer",
+           "compiled_user_metrics", "feature_column_variable_shape",
+           "forget_stale_counter", "is_keras_metric", "is_keras_object",
+           "is_keras_optimizer", "is_learning_rate_schedule", "is_legacy_keras_optimizer",
+           "isolated_keras_names", "keras_base", "keras_package", "legacy_hyperparameter",
+           "legacy_optimizer_class", "optimizer_counter", "optimizer_learning_rate",
+           "optimizer_variables", "save_slice_info", "tensor_learning_rates",
+           "tf1_keras_note", "tf_variable", "tie_optimizer_counter",
+           "trains_through_get_updates", "user_defined_methods"]
 
 KERAS_PACKAGES = ("keras", "tf_keras")
 
@@ -46,6 +63,171 @@ def keras_package(cls):
     """'keras' or 'tf_keras' when `cls` is defined by that package, else None."""
     top = (getattr(cls, "__module__", None) or "").split(".")[0]
     return top if top in KERAS_PACKAGES else None
+
+
+def is_keras_object(value):
+    """True when `value`'s class, or one of its bases, is defined by Keras 3 or tf-keras."""
+    return any(keras_package(cls) is not None for cls in type(value).__mro__)
+
+
+def is_keras_metric(value):
+    """True for a Keras `Metric` of either stack (by its methods, not its class)."""
+    return not isinstance(value, (tuple, list)) and all(
+        hasattr(value, name) for name in _METRIC_METHODS)
+
+
+def is_learning_rate_schedule(value):
+    """True for a Keras LearningRateSchedule (Keras 3 or tf-keras), by its class name."""
+    return any(cls.__name__ == "LearningRateSchedule" for cls in type(value).__mro__)
+
+
+def called_from_keras_layer(frame):
+    """Whether the call stack from `frame` up runs Keras layer code (Keras 3 or
+    tf-keras): a layer or a random seed generator, not a metric or an optimizer.
+
+    Judged from the modules of the calling frames (`frame` and its callers).
+    """
+    keras = False
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.split(".", 1)[0] in KERAS_PACKAGES:
+            if any(part in module for part in _NOT_LAYER_STATE_MODULES):
+                return False
+            keras = True
+        frame = frame.f_back
+    return keras
+
+
+def tf_variable(value):
+    """The tf.Variable behind a tf.Variable or a Keras 3 Variable, else None."""
+    if isinstance(value, VARIABLE_TYPES):
+        return value
+    if keras_package(type(value)) == "keras":  # Keras 3: .value is its tf.Variable.
+        inner = getattr(value, "value", None)
+        return inner if isinstance(inner, VARIABLE_TYPES) else None
+    return None
+
+
+# Keras metrics' methods (see is_keras_metric).
+_METRIC_METHODS = ("update_state", "result", "variables")
+# Keras modules whose variables are not layer state: a metric's are updated by
+# evaluation (keras_metrics), an optimizer's by its own apply step.
+_NOT_LAYER_STATE_MODULES = (".metrics", ".optimizers")
+
+
+# Private attributes ------------------------------------------------------------------
+
+def _release(obj):
+    """The library and release `obj` comes from: 'Keras 3.x', 'tf-keras 2.x' or TF's."""
+    base = next((cls for cls in type(obj).__mro__ if keras_package(cls) is not None),
+                None)
+    if base is None:
+        return f"TensorFlow {tf.VERSION}"
+    package = keras_package(base)
+    version = getattr(sys.modules.get(package), "__version__", "(unknown version)")
+    return f"{'Keras' if package == 'keras' else 'tf-keras'} {version}"
+
+
+def _required(obj, attribute, why):
+    """obj.<attribute>, a private attribute that every supported release has.
+
+    Raises:
+      RuntimeError: `obj` lacks it (a release that renamed it); names the release.
+    """
+    try:
+        return getattr(obj, attribute)
+    except AttributeError:
+        raise RuntimeError(
+            f"{type(obj).__name__} has no {attribute}, which estimator_lite reads "
+            f"{why}; {_release(obj)} is not supported here (tested: Keras 3, tf-keras "
+            f"2.x, TensorFlow 1.15 and 2.16+)") from None
+
+
+def optimizer_learning_rate(optimizer):
+    """The learning rate a Keras 3 / tf-keras (non-legacy) optimizer keeps, as given
+    (a number or Keras variable, a schedule, a callable, a `TensorLearningRate`).
+
+    Read from the private ``_learning_rate``: the public ``learning_rate``
+    evaluates a variable or schedule, which graph mode cannot.
+
+    Raises:
+      RuntimeError: the optimizer has no ``_learning_rate``.
+    """
+    return _required(optimizer, "_learning_rate", "to map the optimizer to its graph "
+                     "equivalent")
+
+
+def legacy_hyperparameter(optimizer, name):
+    """A legacy Keras optimizer's hyperparameter `name` as given (``_hyper[name]``),
+    or None when it has no such hyperparameter.
+
+    Raises:
+      RuntimeError: the optimizer has no ``_hyper`` dict.
+    """
+    hyper = _required(optimizer, "_hyper", "to copy the optimizer for a new graph")
+    if not isinstance(hyper, dict):
+        raise RuntimeError(f"{type(optimizer).__name__}._hyper is a "
+                           f"{type(hyper).__name__}, not the dict of hyperparameters "
+                           f"estimator_lite reads ({_release(optimizer)})")
+    return hyper.get(name)
+
+
+def optimizer_variables(optimizer):
+    """The tf.Variables a Keras optimizer holds in its attributes (private ones too).
+
+    An optimizer holding none (not built yet) gives [].
+    """
+    found = []
+    for value in vars(optimizer).values():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            variable = tf_variable(item)
+            if variable is not None:
+                found.append(variable)
+    return found
+
+
+def compiled_user_metrics(model):
+    """The metrics a tf-keras model was compiled with, as given to compile(), or None.
+
+    tf-keras keeps them in ``model.compiled_metrics._user_metrics``. None, as
+    expected, for a model that was not compiled or whose metrics container is
+    Keras 3's (whose compile config holds the metrics instead).
+
+    Raises:
+      RuntimeError: a tf-keras metrics container without ``_user_metrics``.
+    """
+    container = getattr(model, "compiled_metrics", None)
+    if container is None or keras_package(type(container)) != "tf_keras":
+        return None
+    return _required(container, "_user_metrics", "to find the model's compiled metrics")
+
+
+def save_slice_info(variable):
+    """A partitioned variable's slice info (its whole's name and shape), else None.
+
+    None, as expected, for a variable that is not a partition, and for an object
+    that is not a tf.Variable.
+
+    Raises:
+      RuntimeError: a tf.Variable without ``_save_slice_info``.
+    """
+    if not isinstance(variable, VARIABLE_TYPES):
+        return getattr(variable, "_save_slice_info", None)
+    return _required(variable, "_save_slice_info", "to name a partitioned variable "
+                     "in checkpoints")
+
+
+def feature_column_variable_shape(column):
+    """A dense feature column's shape per example (``variable_shape``; TF 1's
+    v1-only columns name it ``_variable_shape``).
+
+    Raises:
+      RuntimeError: the column has neither.
+    """
+    shape = getattr(column, "variable_shape", None)
+    if shape is not None:
+        return shape
+    return _required(column, "_variable_shape", "as the column's shape per example")
 
 
 # TF 1.x's own Keras (tf.keras inside TensorFlow 1.15) is defined under this module.
@@ -141,9 +323,13 @@ def optimizer_counter(optimizer):
     """A Keras optimizer's iteration counter if it has one yet, else None.
 
     Keras' legacy optimizers create `iterations` when it is first read; reading the
-    private field asks without creating it.
+    private field asks without creating it (None, as expected, before then).
+
+    Raises:
+      RuntimeError: the optimizer has no ``_iterations`` field at all.
     """
-    return getattr(optimizer, "_iterations", None)
+    return _required(optimizer, "_iterations", "to tie the optimizer's iterations to "
+                     "the global step")
 
 
 def tie_optimizer_counter(optimizer, counter):
@@ -186,10 +372,43 @@ def forget_stale_counter(optimizer):
 def _drop_counter(optimizer, own):
     """Forgets a legacy optimizer's counter `own` (Keras' private counter field and
     weights list: Keras refuses to replace a counter it has)."""
-    weights = getattr(optimizer, "_weights", None)
+    weights = _required(optimizer, "_weights", "to replace the optimizer's counter")
     if isinstance(weights, list):
         weights[:] = [w for w in weights if w is not own]
     optimizer._iterations = None
+
+
+# Keras 3's layer names ---------------------------------------------------------------
+
+# Keras 3 keeps its object-name counters in this internal module (per thread). It is
+# looked up only if the user's process already imported it; never imported here.
+_KERAS3_GLOBAL_STATE = "keras.src.backend.common.global_state"
+_KERAS3_NAME_COUNTERS = "object_name_uids"
+
+
+@contextlib.contextmanager
+def isolated_keras_names():
+    """Builds under a fresh Keras 3 layer-name numbering, then restores the caller's.
+
+    Keras 3 numbers auto-named layers per process (`dense`, `dense_1`, ...), so the
+    same model_fn called for a second graph would name its variables differently
+    from the checkpoint. Inside this context the numbering starts at zero; on exit
+    the caller's numbering is put back, so the user's process sees no change. A
+    no-op without Keras 3 (tf-keras/Keras 2 number per graph already).
+    """
+    state = sys.modules.get(_KERAS3_GLOBAL_STATE)
+    saved = (getattr(state.GLOBAL_STATE_TRACKER, _KERAS3_NAME_COUNTERS, None)
+             if state is not None else None)
+    if state is not None:
+        state.set_global_attribute(_KERAS3_NAME_COUNTERS, collections.defaultdict(int))
+    try:
+        yield
+    finally:
+        state = sys.modules.get(_KERAS3_GLOBAL_STATE)
+        if state is not None:
+            state.set_global_attribute(
+                _KERAS3_NAME_COUNTERS,
+                saved if saved is not None else collections.defaultdict(int))
 
 
 # Keras 3 optimizers and a graph tensor as learning rate ---------------------------------

@@ -10,9 +10,7 @@ where tf.estimator users look (``tf.compat.v1.logging.set_verbosity(INFO)``). Th
 library never changes that logger's level.
 """
 
-import collections
 import contextlib
-import sys
 
 import tensorflow.compat.v1 as tf
 from google.protobuf.message import DecodeError as ProtoDecodeError  # TF's protobuf
@@ -35,37 +33,6 @@ VARIABLE_TYPES = tuple(
 # and variables of every kind, not SparseTensors. A model_fn may return a variable as
 # its loss or a prediction.
 TENSOR_TYPES = (tf.Tensor, *VARIABLE_TYPES)
-
-# Keras 3 keeps its object-name counters in this internal module (per thread). It is
-# looked up only if the user's process already imported it; never imported here.
-_KERAS3_GLOBAL_STATE = "keras.src.backend.common.global_state"
-_KERAS3_NAME_COUNTERS = "object_name_uids"
-
-
-@contextlib.contextmanager
-def isolated_keras_names():
-    """Builds under a fresh Keras 3 layer-name numbering, then restores the caller's.
-
-    Keras 3 numbers auto-named layers per process (`dense`, `dense_1`, ...), so the
-    same model_fn called for a second graph would name its variables differently
-    from the checkpoint. Inside this context the numbering starts at zero; on exit
-    the caller's numbering is put back, so the user's process sees no change. A
-    no-op without Keras 3 (tf-keras/Keras 2 number per graph already).
-    """
-    state = sys.modules.get(_KERAS3_GLOBAL_STATE)
-    saved = (getattr(state.GLOBAL_STATE_TRACKER, _KERAS3_NAME_COUNTERS, None)
-             if state is not None else None)
-    if state is not None:
-        state.set_global_attribute(_KERAS3_NAME_COUNTERS, collections.defaultdict(int))
-    try:
-        yield
-    finally:
-        state = sys.modules.get(_KERAS3_GLOBAL_STATE)
-        if state is not None:
-            state.set_global_attribute(
-                _KERAS3_NAME_COUNTERS,
-                saved if saved is not None else collections.defaultdict(int))
-
 
 TENSORBOARD_HINT = (
     "pip install tensorboard: TF2's tf.summary.* (in a model_fn or a TPU host_call) "
@@ -163,5 +130,5 @@ def gfile_glob(pattern):
 
 __all__ = ["DATASET_TYPES", "ProtoDecodeError", "TENSOR_TYPES", "VARIABLE_TYPES",
            "TENSORBOARD_HINT", "add_control_inputs", "tensorboard_hint",
-           "feature_transformation_cache", "gfile_glob", "isolated_keras_names", "logging",
+           "feature_transformation_cache", "gfile_glob", "logging",
            "raw_op", "tf"]

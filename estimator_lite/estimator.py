@@ -20,6 +20,7 @@ import os
 
 from estimator_lite import model_fn as model_fn_lib
 from estimator_lite._engine import (
+    collective_watchdog,
     distribute,
     eval_loop,
     event_files,
@@ -182,6 +183,28 @@ class Estimator:
             available["input_context"] = input_context
         return call_with_declared_args(input_fn, available)
 
+    def _get_iterator_from_input_fn(self, input_fn, mode, distribution=None):
+        """tf.estimator's helper for subclasses: an iterator over the input_fn's
+        dataset and the hooks that initialize it.
+
+        Args:
+          input_fn: returns a dataset; under `distribution` it may take an
+            `input_context`.
+          mode: a ModeKeys value, passed to an input_fn that takes `mode`.
+          distribution: a tf.distribute strategy, or None.
+
+        Returns:
+          (iterator, [a SessionRunHook initializing it in each new session]).
+        """
+        if distribution is not None:
+            iterator = distribution.make_input_fn_iterator(
+                lambda input_context: self._input_fn_result(input_fn, mode,
+                                                            input_context))
+        else:
+            iterator = tf.data.make_initializable_iterator(
+                self._input_fn_result(input_fn, mode))
+        return iterator, [input_fn_lib.DatasetInitializerHook(iterator)]
+
     def _call_model_fn(self, features, labels, mode, config=None):
         declared = declared_args(self._model_fn)
         available = {"features": features, "labels": labels, "mode": mode,
@@ -334,6 +357,7 @@ class Estimator:
                 self._model_dir, config.save_checkpoints_steps,
                 config.save_checkpoints_secs, listeners, config.checkpoint_save_graph_def,
                 type(self).__name__))
+        if _writes_train_summaries(config):
             summaries = periodic.TrainSummaries(
                 self._model_dir, config.save_summary_steps, spec.loss)
         progress = periodic.ReportProgress(
@@ -349,6 +373,9 @@ class Estimator:
             restore_dir=(self._model_dir if distribute.workers_hold_variables(
                 config.train_distribute) else None),
             session_creation_timeout_secs=_creation_timeout(config), loop=loop,
+            watchdog=(collective_watchdog.for_config(config, self._model_dir,
+                                                     _creation_timeout(config))
+                      if distribute.is_collective(config.train_distribute) else None),
             before_finalize_fn=lambda: periodic.add_default_saver(
                 scaffold, config.keep_checkpoint_max,
                 config.keep_checkpoint_every_n_hours))
@@ -409,7 +436,7 @@ class Estimator:
         with graph.as_default(), self._placement(self._config.eval_distribute):
             metrics = self._run_evaluation(input_fn, steps, hooks, checkpoint_path,
                                            variable_values)
-        self._eval_summaries.write(self.eval_dir(name), metrics)
+        self._eval_summaries.write(self.eval_dir(name), metrics, checkpoint_path)
         eval_loop.log_metrics(label, metrics)
         return metrics
 
@@ -474,6 +501,10 @@ class Estimator:
         with graph.as_default():
             tf.train.get_or_create_global_step()
             inputs = self._call_input_fn(input_fn, ModeKeys.PREDICT)
+            if not input_fn_lib.ends(inputs.features):
+                logging.warning("Input graph does not use tf.data.Dataset or contain a "
+                                "QueueRunner: predict() yields forever (the input "
+                                "never runs out), which is probably a mistake.")
             spec = self._call_model_fn(inputs.features, None, ModeKeys.PREDICT)
             predictions = predict_loop.select_predictions(spec.predictions,
                                                           predict_keys)
@@ -630,6 +661,21 @@ def eval_scaffold(estimator, input_fn):
         inputs = estimator._call_input_fn(input_fn, ModeKeys.EVAL)
         return estimator._call_model_fn(inputs.features, inputs.labels,
                                         ModeKeys.EVAL).scaffold
+
+
+def _writes_train_summaries(config):
+    """Whether this task writes the training summaries and step rate to model_dir.
+
+    The chief does, except beside a legacy master with workers (between-graph
+    replication): the master also evaluates, so worker 0 writes them, as with
+    tf.estimator.
+    """
+    cluster = config.cluster_spec
+    jobs = cluster.jobs if cluster else ()
+    if (roles.MASTER in jobs and roles.WORKER in jobs
+            and not distribute.is_collective(config.train_distribute)):
+        return config.task_type == roles.WORKER and config.task_id == 0
+    return config.is_chief
 
 
 def _creation_timeout(config):

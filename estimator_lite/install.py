@@ -24,251 +24,25 @@ real tf.estimator: estimator_lite serves, and one log line says why.
 import collections
 import contextlib
 import importlib
-import importlib.abc
-import importlib.util
 import logging
 import os
 import re
 import subprocess
 import sys
-import types
 
-from estimator_lite import _alias_table, _pycompat
+from estimator_lite import _alias_modules, _alias_table, _pycompat
+from estimator_lite._alias_modules import NotProvidedError
 
 __all__ = ["NotProvidedError", "install_as_tf_estimator", "is_installed",
            "real_tf_estimator_location", "uninstall_as_tf_estimator"]
 
 _LOGGER = logging.getLogger("tensorflow")
-# Modules whose `estimator` attribute TF <= 2.15 set. `import tensorflow.compat.v1`
-# loads a module object distinct from `tf.compat.v1`, so each gets attached.
-_WATCHED = ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2")
-_OWN_ROOTS = ("tensorflow_estimator",) + _alias_table.PRIVATE_ROOTS
 _ESTIMATOR_PACKAGE = "tensorflow_estimator"
 # TensorFlow 2.16 dropped tf.estimator: tensorflow-estimator cannot import with it.
 _TF_WITHOUT_ESTIMATOR = (2, 16)
 # Checks that a tensorflow_estimator imports, in a child with this sys.path (argv).
 _IMPORT_PROBE = "import sys; sys.path[:] = sys.argv[1:]; import tensorflow_estimator"
 _IMPORT_PROBE_TIMEOUT_SECS = 300
-
-
-class NotProvidedError(AttributeError):
-    """A tf.estimator name, asked for through an aliased path, that estimator_lite lacks."""
-
-
-def _not_provided_message(name, path, reason):
-    return f"estimator_lite does not provide {name} (from module {path}){reason}"
-
-
-def _unprovided_base(message):
-    """A class to derive from in place of a missing one: instantiating it fails."""
-
-    def refuse(cls, *args, **kwargs):
-        raise NotProvidedError(message)
-
-    return type("NotProvidedByEstimatorLite", (), {"__new__": refuse, "__doc__": message})
-
-
-class _Unprovided:
-    """Stands for a private name estimator_lite lacks; fails when used.
-
-    Libraries import many private names at module import that a given program never
-    touches, so importing one succeeds; calling it, reading an attribute of it, or
-    instantiating a class derived from it raises NotProvidedError naming it.
-    """
-
-    __slots__ = ("_message",)
-
-    def __init__(self, message):
-        object.__setattr__(self, "_message", message)
-
-    def __call__(self, *args, **kwargs):
-        raise NotProvidedError(self._message)
-
-    def __getattr__(self, attr):
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)
-        raise NotProvidedError(self._message)
-
-    def __mro_entries__(self, bases):
-        return (_unprovided_base(self._message),)
-
-    def __repr__(self):
-        return f"<{self._message}>"
-
-
-def _import_target(target):
-    """(module, None), or (None, reason) when the target module does not exist."""
-    try:
-        return importlib.import_module(target), None
-    except ModuleNotFoundError as error:
-        missing = error.name or ""
-        if missing == target or target.startswith(missing + "."):
-            return None, f"; it would come from {target}, which this estimator_lite lacks"
-        raise
-
-
-def _load_spec(spec):
-    """(value, None) for a spec (``module``, ``module:attr``, alias path); (None, why)."""
-    if spec in _alias_table.ALIASES:
-        return _REGISTRY.module(spec), None
-    module_name, _, attr = spec.partition(":")
-    module, reason = _import_target(module_name)
-    if module is None:
-        return None, reason
-    if not attr:
-        return module, None
-    if hasattr(module, attr):
-        value = getattr(module, attr)
-        if isinstance(value, types.ModuleType) and hasattr(value, attr):
-            # `estimator_lite.model_to_estimator` may be the module defining the
-            # function of the same name (importing a submodule sets that attribute).
-            value = getattr(value, attr)
-        return value, None
-    return None, f"; it would be {spec}, which this estimator_lite lacks"
-
-
-def _resolve(path, name):
-    """What attribute `name` of the alias module `path` is."""
-    alias = _alias_table.ALIASES[path]
-    reason = "; estimator_lite has no equivalent"
-    if name in alias.attributes:
-        value, reason = _load_spec(alias.attributes[name])
-        if value is not None:
-            return value
-    elif f"{path}.{name}" in _alias_table.ALIASES:
-        return _REGISTRY.module(f"{path}.{name}")
-    else:
-        found_target = False
-        for target in alias.targets:
-            module, missing = _import_target(target)
-            if module is None:
-                reason = missing
-            elif hasattr(module, name):
-                return getattr(module, name)
-            else:
-                found_target = True
-        if alias.strict and (found_target or not alias.targets):
-            raise NotProvidedError(_not_provided_message(name, path, reason))
-    # Private paths, and public ones whose target module is absent (e.g. the v1 API
-    # in a tree without it): a library importing the name at module import still
-    # imports; only using the name fails.
-    return _Unprovided(_not_provided_message(name, path, reason))
-
-
-class _AliasModule(types.ModuleType):
-    """A tf.estimator module path whose attributes come from estimator_lite."""
-
-    def __getattr__(self, name):
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
-        value = _resolve(self.__name__, name)
-        self.__dict__[name] = value  # later lookups are plain attribute reads
-        return value
-
-    def __dir__(self):
-        names = set(self.__dict__)
-        alias = _alias_table.ALIASES[self.__name__]
-        names.update(alias.attributes)
-        for target in alias.targets:
-            module, _ = _import_target(target)
-            if module is not None:
-                names.update(n for n in dir(module) if not n.startswith("__"))
-        return sorted(names)
-
-
-class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves the aliased module paths, and owns the modules it made."""
-
-    def __init__(self):
-        self._modules = {}
-
-    def module(self, name):
-        """The one alias module for path `name` (made on first request)."""
-        module = self._modules.get(name)
-        if module is None:
-            module = _AliasModule(name, f"estimator_lite's stand-in for {name}.")
-            module.__path__ = []  # a package: its aliased children import through us
-            module.__package__ = name
-            module.__spec__ = importlib.util.spec_from_loader(name, self, is_package=True)
-            module.__loader__ = self
-            self._modules[name] = module
-        return module
-
-    def modules(self):
-        return dict(self._modules)
-
-    def clear(self):
-        self._modules.clear()
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname in _alias_table.ALIASES:
-            return importlib.util.spec_from_loader(fullname, self, is_package=True)
-        if fullname.startswith(tuple(root + "." for root in _OWN_ROOTS)):
-            raise ModuleNotFoundError(
-                f"estimator_lite does not provide module {fullname}: no estimator_lite "
-                "module owns its concept (see estimator_lite/_alias_table.py)",
-                name=fullname)
-        return None
-
-    def create_module(self, spec):
-        return self.module(spec.name)
-
-    def exec_module(self, module):
-        """Nothing to run: attributes resolve on first lookup."""
-
-
-class _AttachingLoader(importlib.abc.Loader):
-    """Runs a TensorFlow module's own loader, then attaches the estimator attributes."""
-
-    def __init__(self, loader, on_loaded):
-        self._loader = loader
-        self._on_loaded = on_loaded
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        self._loader.exec_module(module)
-        spec = module.__spec__
-        if spec is not None and spec.loader is self:
-            spec.loader = self._loader
-        if getattr(module, "__loader__", None) is self:
-            module.__loader__ = self._loader
-        self._on_loaded(spec.name if spec is not None else module.__name__)
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
-
-
-class _TensorFlowWatcher(importlib.abc.MetaPathFinder):
-    """Attaches the estimator attributes when TensorFlow's modules get imported."""
-
-    def __init__(self, on_loaded):
-        self._on_loaded = on_loaded
-        self._busy = False
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname not in _WATCHED or self._busy:
-            return None
-        self._busy = True  # the other finders below may recurse into find_spec
-        try:
-            spec = _spec_from_other_finders(self, fullname, path, target)
-        finally:
-            self._busy = False
-        if spec is None or spec.loader is None:
-            return None
-        spec.loader = _AttachingLoader(spec.loader, self._on_loaded)
-        return spec
-
-
-def _spec_from_other_finders(me, fullname, path, target):
-    for finder in sys.meta_path:
-        if finder is me or not hasattr(finder, "find_spec"):
-            continue
-        spec = finder.find_spec(fullname, path, target)
-        if spec is not None:
-            return spec
-    return None
 
 
 class _State:
@@ -281,19 +55,19 @@ class _State:
         self.saved_attributes = []  # (owner, name, had_value, old_value)
 
 
-_REGISTRY = _AliasFinder()
 _STATE = _State()
 _MISSING = object()
 
 
 def _is_own_path(name):
     """True for the module paths the alias finder owns while installed."""
-    return any(name == root or name.startswith(root + ".") for root in _OWN_ROOTS)
+    return any(name == root or name.startswith(root + ".")
+               for root in _alias_modules.OWN_ROOTS)
 
 
 def _find_spec_elsewhere(fullname):
     """`fullname`'s spec from the finders other than ours (imports nothing)."""
-    ours = (_REGISTRY, *_STATE.finders)
+    ours = (_alias_modules.REGISTRY, *_STATE.finders)
     for finder in sys.meta_path:
         if any(finder is own for own in ours) or not hasattr(finder, "find_spec"):
             continue
@@ -357,7 +131,7 @@ def _find_real_tf_estimator():
     so estimator_lite's own aliases never count.
     """
     loaded = sys.modules.get(_ESTIMATOR_PACKAGE)
-    if loaded is not None and not isinstance(loaded, _AliasModule):
+    if loaded is not None and not _alias_modules.is_alias_module(loaded):
         spec = getattr(loaded, "__spec__", None)
         location = _package_dir(spec) if spec else getattr(loaded, "__file__", None)
         return _judge(location or "tensorflow_estimator (imported)", imported=True)
@@ -370,7 +144,7 @@ def _find_real_tf_estimator():
     tensorflow = sys.modules.get("tensorflow")
     own = vars(tensorflow).get("estimator", None) if tensorflow is not None else None
     tf_version = _tensorflow_version() if own is not None else None
-    if (own is not None and not isinstance(own, _AliasModule)
+    if (own is not None and not _alias_modules.is_alias_module(own)
             and (_major_minor(tf_version) or (2, 0)) < (2, 0)):
         location = f"TensorFlow {tf_version}'s own tf.estimator"
         return _Found(location, location, tf_version, None)
@@ -528,11 +302,11 @@ def _install_reporting(replace_existing, how_to_replace):
 def _install():
     for name in [n for n in sys.modules if _is_own_path(n)]:
         _STATE.saved_modules[name] = sys.modules.pop(name)
-    watcher = _TensorFlowWatcher(_attach)
-    _STATE.finders = (_REGISTRY, watcher)
+    watcher = _alias_modules.TensorFlowWatcher(_attach)
+    _STATE.finders = (_alias_modules.REGISTRY, watcher)
     sys.meta_path[:0] = list(_STATE.finders)
     _STATE.installed = True
-    for name in _WATCHED:
+    for name in _alias_modules.WATCHED:
         if name in sys.modules:
             _attach(name)
 
@@ -579,7 +353,8 @@ def _attach(module_name):
         _attach_owners(_alias_table.KERAS_ATTRIBUTE_OWNERS)
     else:
         alias = f"{module_name}.estimator"
-        _set_attribute(sys.modules[module_name], "estimator", _REGISTRY.module(alias))
+        _set_attribute(sys.modules[module_name], "estimator",
+                       _alias_modules.REGISTRY.module(alias))
 
 
 def _attach_owners(owners):
@@ -595,7 +370,7 @@ def _attach_owners(owners):
             _LOGGER.warning("estimator_lite: tf.%s.estimator not set: %s",
                             ".".join(path), error)
             continue
-        _set_attribute(owner, "estimator", _REGISTRY.module(alias))
+        _set_attribute(owner, "estimator", _alias_modules.REGISTRY.module(alias))
 
 
 def uninstall_as_tf_estimator():
@@ -614,7 +389,7 @@ def uninstall_as_tf_estimator():
             _delete_attribute(owner, name)
         else:
             setattr(owner, name, old)
-    aliases = _REGISTRY.modules()
+    aliases = _alias_modules.REGISTRY.modules()
     for name, module in aliases.items():
         if sys.modules.get(name) is module:
             del sys.modules[name]
@@ -623,5 +398,6 @@ def uninstall_as_tf_estimator():
         if parent is not None and vars(parent).get(child) is module:
             delattr(parent, child)
     sys.modules.update(_STATE.saved_modules)
-    _REGISTRY.clear()
+    _alias_modules.restore_replaced()
+    _alias_modules.REGISTRY.clear()
     _STATE.__init__()

@@ -2,9 +2,10 @@
 
 import collections
 
+from estimator_lite import _keras
 from estimator_lite._engine import fn_args, keras_metrics, validation
 from estimator_lite._engine.fn_args import call_with_declared_args
-from estimator_lite._tf import TENSOR_TYPES, isolated_keras_names, tensorboard_hint, tf
+from estimator_lite._tf import TENSOR_TYPES, tensorboard_hint, tf
 from estimator_lite.export import outputs as export_lib
 
 # check_model_fn and invoke_model_fn are the package's interface to a model_fn
@@ -73,10 +74,6 @@ KERAS3_OPTIMIZER_HINT = (
     "TF_USE_LEGACY_KERAS=1)")
 
 
-def _is_keras_object(value):
-    return (type(value).__module__ or "").split(".")[0] in ("keras", "tf_keras")
-
-
 def _keras_repr(value):
     """repr(value); for a Keras 3 variable in graph mode, its repr without the value.
 
@@ -103,7 +100,7 @@ def _unprintable_keras_variable(error):
     while tb is not None:
         frame = tb.tb_frame
         owner = frame.f_locals.get("self") if frame.f_code.co_name == "__repr__" else None
-        if owner is not None and _is_keras_object(owner):
+        if owner is not None and _keras.is_keras_object(owner):
             return owner
         tb = tb.tb_next
     return None
@@ -122,7 +119,7 @@ def _check_train_op(train_op):
     op = getattr(train_op, "op", None)
     if isinstance(op, tf.Operation):
         return op
-    if _is_keras_object(train_op):
+    if _keras.is_keras_object(train_op):
         raise TypeError(f"train_op is a Keras object, {_keras_repr(train_op)}: "
                         f"{KERAS3_OPTIMIZER_HINT}")
     raise TypeError(f"train_op must be a Tensor or Operation, got {train_op!r}")
@@ -156,7 +153,7 @@ def _check_metric_ops(eval_metric_ops):
             # A head's metric (what head.update_metrics returns), as tf.estimator's
             # heads return Metric objects that EstimatorSpec takes.
             eval_metric_ops[name] = tuple(given.value_and_update_op)
-        elif keras_metrics.is_keras_metric(given):
+        elif _keras.is_keras_metric(given):
             # As tf.estimator: the metric's result, and its updates run per batch.
             eval_metric_ops[name] = keras_metrics.metric_pair(name, given)
         elif not isinstance(given, tuple) or len(given) != 2:
@@ -343,7 +340,7 @@ def invoke_model_fn(model_fn, available):
         tf.compat.v1 optimizer); the message says what to use instead.
     """
     try:
-        with isolated_keras_names(), tensorboard_hint():
+        with _keras.isolated_keras_names(), tensorboard_hint():
             return call_with_declared_args(model_fn, available)
     except AttributeError as e:
         if "is not available with Keras 3" in str(e):

@@ -22,6 +22,10 @@ __all__ = ["RunConfig", "TaskType", "ClusterInfo", "default_session_config",
 _TF_CONFIG_ENV = "TF_CONFIG"
 _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
 _USE_DEFAULT = object()
+# How long a collective (MultiWorkerMirroredStrategy) step may wait for its peers:
+# far above a step plus the chief's checkpoint save (which the other workers wait
+# out inside their next step); a peer that stops answering ends it much sooner.
+_COLLECTIVE_TIMEOUT_SECS = 600
 
 
 class TaskType:
@@ -465,7 +469,8 @@ class RunConfig:
                   "eval_distribute", "experimental_distribute",
                   "experimental_max_worker_delay_secs", "session_creation_timeout_secs",
                   "checkpoint_save_graph_def", "experimental_jit_compile",
-                  "experimental_mixed_precision", "experimental_steps_per_loop")
+                  "experimental_mixed_precision", "experimental_steps_per_loop",
+                  "experimental_collective_timeout_secs")
 
     def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=100,
                  save_checkpoints_steps=_USE_DEFAULT, save_checkpoints_secs=_USE_DEFAULT,
@@ -476,7 +481,8 @@ class RunConfig:
                  experimental_max_worker_delay_secs=None,
                  session_creation_timeout_secs=7200, checkpoint_save_graph_def=True,
                  experimental_jit_compile=False, experimental_mixed_precision=None,
-                 experimental_steps_per_loop=1):
+                 experimental_steps_per_loop=1,
+                 experimental_collective_timeout_secs=_COLLECTIVE_TIMEOUT_SECS):
         """Validates the arguments and reads TF_CONFIG.
 
         The arguments are tf.estimator 2.15's, plus opt-in ones it lacked:
@@ -487,6 +493,13 @@ class RunConfig:
         `experimental_steps_per_loop` (int >= 1) runs that many training steps in
         one session call; hooks, summaries, step logs and checkpoints then happen
         between loops (docs/performance.md, "Multi-step loops").
+        `experimental_collective_timeout_secs` (seconds > 0, or None: wait forever
+        as tf.estimator did) bounds how long a MultiWorkerMirroredStrategy worker
+        waits for its peers in a training step: past it (or as soon as a peer stops
+        answering) the worker logs which task was lost and the newest checkpoint,
+        and exits 1 for the orchestrator to restart the job (docs/reliability.md,
+        "Collective jobs"). Session creation and the first step wait up to
+        `session_creation_timeout_secs` instead (peers may still be starting).
 
         Raises:
           TypeError: an argument has the wrong type.
@@ -574,6 +587,13 @@ class RunConfig:
             args["experimental_mixed_precision"])
         self._experimental_steps_per_loop = validation.check_int(
             "experimental_steps_per_loop", args["experimental_steps_per_loop"], 1)
+        self._experimental_collective_timeout_secs = validation.check_number(
+            "experimental_collective_timeout_secs",
+            args["experimental_collective_timeout_secs"], allow_none=True)
+        if (self._experimental_collective_timeout_secs is not None
+                and self._experimental_collective_timeout_secs <= 0):
+            raise ValueError("experimental_collective_timeout_secs must be > 0 or None, "
+                             f"got {self._experimental_collective_timeout_secs!r}")
         # Kept as given (None too), as tf.estimator; read for its truth value.
         self._checkpoint_save_graph_def = args["checkpoint_save_graph_def"]
         session_config = args["session_config"]
@@ -644,6 +664,9 @@ class RunConfig:
     experimental_steps_per_loop = property(
         lambda self: self._experimental_steps_per_loop,
         doc="Training steps per session call (1: one step, tf.estimator's loop).")
+    experimental_collective_timeout_secs = property(
+        lambda self: self._experimental_collective_timeout_secs,
+        doc="Longest wait of a collective training step for its peers (None: no end).")
     train_distribute = property(lambda self: self._train_distribute)
     eval_distribute = property(lambda self: self._eval_distribute)
     service = property(lambda self: self._cluster.service,

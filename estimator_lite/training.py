@@ -686,4 +686,8 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     _check_eval_spec(eval_spec)
     executor = _TrainingExecutor(estimator=estimator, train_spec=train_spec,
                                  eval_spec=eval_spec)
+    # Here too, in tf.estimator's order: code that replaces the executor (a test's
+    # mock) still gets the error for a second evaluator.
+    config = estimator.config
+    roles.check_evaluator_index(config.task_type, config.task_id)
     return executor.run()

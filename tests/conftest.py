@@ -18,7 +18,7 @@ REQUIRE_ALL_TESTS_ENV = "ESTIMATOR_LITE_REQUIRE_ALL_TESTS"
 # --dist loadfile hands out files in collection order, so these go first: a long
 # file started last would run alone at the end while the other workers idle.
 LONGEST_FILES_FIRST = (
-    "tests/strategy_test.py",  # ~160 s: two strategy drivers in turn
+    "tests/_engine/distribute_strategies_test.py",  # ~160 s: two strategy drivers in turn
     "tests/conformance/conformance_test.py",  # every scenario on estimator_lite
     "tests/migration/migration_test.py",  # ~140 s
     "tests/faults/faults_late_test.py",  # ~110 s
@@ -54,8 +54,9 @@ NOT_CORE = {
     "tests/examples_test.py": "runs the examples' clusters; README's example runs "
                               "on its own in .ci/matrix",
     # Several logical devices: TF's own multi-device runtime, the core's slowest.
-    "tests/strategy_test.py": "~160 s of MirroredStrategy/CentralStorageStrategy "
-                              "drivers; tests/distribute_test.py stays",
+    "tests/_engine/distribute_strategies_test.py":
+        "~160 s of MirroredStrategy/CentralStorageStrategy drivers; "
+        "tests/_engine/distribute_test.py stays",
     "tests/techniques/towers_test.py": "replicate_model_fn on 2 and 4 logical devices: "
                                        "a quarter of the core's time alone",
     "tests/benchmarks_test.py": "timings, not behaviour",

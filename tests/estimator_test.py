@@ -3,7 +3,9 @@
 import glob
 import os
 import sys
+import threading
 import types
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from google.protobuf import text_format
 import estimator_lite as el
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._tf import tf
+from estimator_lite.early_stopping import read_eval_metrics
 from tests import models
 from tests.tf_versions import serve, signature_keys, tf2_only
 
@@ -446,6 +449,63 @@ def test_distributed_training_with_real_servers(tmp_path, monkeypatch):
     assert len(servers) == 3
 
 
+class _SignallingHook(tf.train.SessionRunHook):
+    def __init__(self, event):
+        self._event = event
+
+    def after_run(self, run_context, run_values):
+        self._event.set()
+
+
+class _WaitingHook(tf.train.SessionRunHook):
+    def __init__(self, event):
+        self._event = event
+
+    def before_run(self, run_context):
+        self._event.wait(timeout=60)
+
+
+def test_beside_a_master_worker_0_writes_the_training_summaries(tmp_path, monkeypatch):
+    # A legacy master also evaluates, so with workers in the cluster tf.estimator
+    # moves the training summaries from the master to worker 0 (checked on
+    # tf.estimator 2.15 with this cluster: only worker 0's summaries get written).
+    ports = iter(cluster_lib.pick_free_ports(4))
+    cluster = {"master": [f"127.0.0.1:{next(ports)}"],
+               "worker": [f"127.0.0.1:{next(ports)}", f"127.0.0.1:{next(ports)}"],
+               "ps": [f"127.0.0.1:{next(ports)}"]}
+    servers = _start_servers(cluster)
+
+    def model_fn(features, labels, mode, config):
+        tf.summary.scalar("written_by_worker", float(config.task_type == "worker"))
+        return models.linear_model_fn(features, labels, mode, {})
+
+    # The others wait for worker 0's first step, so worker 0 trains (and has
+    # something to summarize) before they may reach max_steps without it.
+    worker_0_stepped = threading.Event()
+    hooks = {"master0": [_WaitingHook(worker_0_stepped)],
+             "worker0": [_SignallingHook(worker_0_stepped)],
+             "worker1": [_WaitingHook(worker_0_stepped)]}
+    trainers = {}
+    for task_type, index in (("master", 0), ("worker", 0), ("worker", 1)):
+        monkeypatch.setenv("TF_CONFIG", cluster_lib.tf_config(cluster, task_type, index))
+        config = el.RunConfig(model_dir=str(tmp_path), save_summary_steps=5,
+                              log_step_count_steps=5)
+        trainers[f"{task_type}{index}"] = el.Estimator(model_fn, config=config)
+    _, errors, running = models.run_in_threads({
+        name: lambda n=name, e=est: e.train(models.input_fn(), hooks=hooks[n],
+                                            max_steps=40)
+        for name, est in trainers.items()}, timeout_secs=120)
+    assert (errors, running) == ([], [])
+    written = set()
+    for path in glob.glob(str(tmp_path / "events.out.tfevents.*")):
+        for event in tf.train.summary_iterator(path):
+            written.update(v.simple_value for v in event.summary.value
+                           if v.tag == "written_by_worker")
+    assert written == {1.0}
+    assert _scalar_events(tmp_path, "loss")  # the loss summary is still written
+    assert len(servers) == 4
+
+
 def test_a_different_model_in_an_existing_model_dir_fails_before_writing(tmp_path):
     est = models.make_estimator(tmp_path)
     est.train(models.input_fn(), max_steps=10)
@@ -490,7 +550,70 @@ def test_evaluation_writes_summary_and_tensor_metrics_to_its_events(tmp_path):
             for value in event.summary.value:
                 values[value.tag] = value.WhichOneof("value")
     assert values == {"loss": "simple_value", "mae": "simple_value",
-                      "picture/0": "image", "vector": "tensor"}
+                      "picture/0": "image", "vector": "tensor",
+                      "checkpoint_path": "tensor"}
+
+
+def _eval_events(event_dir):
+    """[(step, sorted [(tag, what), ...]), ...] of every summary event in `event_dir`."""
+    events = []
+    for path in sorted(glob.glob(os.path.join(str(event_dir), "events.out.tfevents.*"))):
+        for event in tf.train.summary_iterator(path):
+            if event.HasField("summary"):
+                events.append((event.step, sorted(
+                    (v.tag, tf.make_ndarray(v.tensor).item() if v.HasField("tensor")
+                     else "scalar") for v in event.summary.value)))
+    return events
+
+
+def test_evaluation_summarizes_the_evaluated_checkpoint_path(tmp_path):
+    # As tf.estimator 2.15 (checked on it): after each evaluation's metrics, an
+    # event of its own at the same step holds the evaluated checkpoint's path as
+    # a string tensor tagged 'checkpoint_path' (an explicit path included).
+    est = models.make_estimator(tmp_path, save_checkpoints_steps=2)
+    est.train(models.input_fn(), max_steps=4)
+    first = os.path.join(str(tmp_path), "model.ckpt-2")
+    est.evaluate(models.input_fn(), steps=1)
+    est.evaluate(models.input_fn(), steps=1, checkpoint_path=first)
+    latest = est.latest_checkpoint().encode()
+    assert _eval_events(est.eval_dir()) == [
+        (4, [("loss", "scalar"), ("mae", "scalar")]), (4, [("checkpoint_path", latest)]),
+        (2, [("loss", "scalar"), ("mae", "scalar")]),
+        (2, [("checkpoint_path", first.encode())])]
+    # The readers of eval metrics (exporters, early stopping) see numbers only.
+    assert sorted(read_eval_metrics(est.eval_dir())[4]) == ["loss", "mae"]
+
+
+def _predict_warnings(est, input_fn):
+    with mock.patch.object(tf2.compat.v1.logging, "warning") as warning:
+        next(est.predict(input_fn))
+    return [call[0][0] for call in warning.call_args_list]
+
+
+def test_predict_warns_when_the_input_never_ends(tmp_path):
+    # As tf.estimator 2.15 (checked on it): constant tensors never run out, so
+    # predict() would yield forever; a dataset, an iterator or a queue ends.
+    est = models.make_estimator(tmp_path)
+    est.train(models.input_fn(), max_steps=1)
+    x = np.ones((2, models.NUM_FEATURES), np.float32)
+
+    def constants():
+        return {"x": tf2.constant(x)}
+
+    def iterator():
+        dataset = tf2.data.Dataset.from_tensors({"x": x})
+        return tf.data.make_one_shot_iterator(dataset).get_next()
+
+    def queue():
+        return el.inputs.numpy_input_fn({"x": x}, batch_size=2,
+                                        shuffle=False)()
+
+    warned = _predict_warnings(est, constants)
+    assert len(warned) == 1
+    assert warned[0].startswith("Input graph does not use tf.data.Dataset or contain a "
+                                "QueueRunner")
+    for ends in (models.input_fn(), iterator, queue):
+        assert _predict_warnings(est, ends) == []
 
 
 @tf2_only("TF2's tf.summary.create_file_writer")
@@ -525,3 +648,40 @@ def test_tf_estimators_private_module_helpers(tmp_path):
     estimator_module._write_dict_to_summary(
         eval_dir, {"loss": 0.5, "global_step": 7, "v": np.array([1.0, 2.0])}, 7)
     assert el.read_eval_metrics(eval_dir) == {7: {"loss": 0.5}}
+
+
+def test_get_iterator_from_input_fn_as_subclasses_use_it(tmp_path):
+    # tf.estimator's helper for subclasses that build their own training graph:
+    # an iterator over the input_fn's dataset (through the strategy when given,
+    # with an input_context) and hooks that initialize it in each new session.
+    # The values match tf.estimator 2.15's (checked on it).
+    est = models.make_estimator(tmp_path)
+    contexts = []
+
+    def plain():
+        return tf2.data.Dataset.from_tensor_slices(({"x": [1.0, 2.0, 3.0]},
+                                                    [4.0, 5.0, 6.0]))
+
+    def with_context(input_context, mode):
+        contexts.append((input_context.num_input_pipelines, mode))
+        return plain()
+
+    def run(iterator, hooks, batches):
+        features, labels = iterator.get_next()
+        for hook in hooks:
+            hook.begin()
+        with tf.Session() as session:
+            for hook in hooks:
+                hook.after_create_session(session, None)
+            return [session.run([features["x"], labels]) for _ in range(batches)]
+
+    with tf.Graph().as_default():
+        iterator, hooks = est._get_iterator_from_input_fn(plain, "train")
+        assert run(iterator, hooks, 2) == [[1.0, 4.0], [2.0, 5.0]]
+    with tf.Graph().as_default():
+        strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+        with strategy.scope():
+            iterator, hooks = est._get_iterator_from_input_fn(with_context, "eval",
+                                                              strategy)
+        assert run(iterator, hooks, 2) == [[1.0, 4.0], [2.0, 5.0]]
+    assert contexts == [(1, "eval")]

@@ -19,7 +19,7 @@ import pytest
 import tensorflow as tf  # noqa: F401 -- the module the aliases attach to
 
 import estimator_lite
-from estimator_lite import _alias_table, install
+from estimator_lite import _alias_modules, _alias_table, install
 from tests.oracle import TF215_PYTHON, requires_oracle
 from tests.stale_estimator import (
     STALE_VERSION,
@@ -150,6 +150,46 @@ def test_from_imports_of_private_paths(installed):
         estimator_lite.export.build_raw_serving_input_receiver_fn)
 
 
+@pytest.mark.parametrize("looked_up_first", [False, True])
+def test_patching_through_a_tf_estimator_path_reaches_estimator_lite(installed,
+                                                                    looked_up_first):
+    # With tf.estimator, `training` below is the module whose train_and_evaluate
+    # runs: a test patching its executor sees the patch used (tf.estimator's own
+    # test_run_task does this), and the patch is undone on exit.
+    from unittest import mock  # noqa: PLC0415
+
+    from tensorflow_estimator.python.estimator import training  # noqa: PLC0415
+    lite_training = importlib.import_module("estimator_lite.training")
+    real = lite_training._TrainingExecutor
+    if looked_up_first:  # mock then patches a cached attribute of the alias
+        assert training._TrainingExecutor is real
+    estimator = mock.Mock(spec=tf.estimator.Estimator)
+    train_spec = tf.estimator.TrainSpec(lambda: None)
+    eval_spec = tf.estimator.EvalSpec(lambda: None)
+    with mock.patch.object(training, "_TrainingExecutor") as executor:
+        training.train_and_evaluate(estimator, train_spec, eval_spec)
+        assert lite_training._TrainingExecutor is executor
+    executor.assert_called_once_with(estimator=estimator, train_spec=train_spec,
+                                     eval_spec=eval_spec)
+    assert executor.return_value.run.called
+    assert lite_training._TrainingExecutor is real
+    assert training._TrainingExecutor is real
+
+
+def test_a_value_set_through_an_alias_is_undone_by_uninstall():
+    lite_training = importlib.import_module("estimator_lite.training")
+    estimator_lite.install_as_tf_estimator()
+    try:
+        from tensorflow_estimator.python.estimator import training  # noqa: PLC0415
+        training._DELAY_SECS_PER_WORKER = 0
+        assert lite_training._DELAY_SECS_PER_WORKER == 0
+        training.brand_new_name = 1  # estimator_lite has no such name: alias only
+        assert not hasattr(estimator_lite.training, "brand_new_name")
+    finally:
+        estimator_lite.uninstall_as_tf_estimator()
+    assert lite_training._DELAY_SECS_PER_WORKER == 5
+
+
 def test_a_private_name_without_equivalent_fails_at_use_naming_it(installed):
     from tensorflow.python.estimator.canned.saved_model_estimator import (  # noqa: PLC0415
         SavedModelEstimator,
@@ -188,7 +228,7 @@ def test_an_unknown_module_under_an_aliased_root_is_a_clear_import_error(install
 
 
 def test_a_missing_target_module_is_named_in_the_error():
-    module, reason = install._import_target("estimator_lite.not_a_module_here")
+    module, reason = _alias_modules.import_target("estimator_lite.not_a_module_here")
     assert module is None
     assert "estimator_lite.not_a_module_here" in reason
 
@@ -208,7 +248,7 @@ def test_v1_tpu_and_keras_paths_ask_for_their_target_lazily(installed, monkeypat
         asked.append(name)
         return fake, None
 
-    monkeypatch.setattr(install, "_import_target", fake_import)
+    monkeypatch.setattr(_alias_modules, "import_target", fake_import)
     value = importlib.import_module(path)
     for name in chain.split("."):
         value = getattr(value, name)
@@ -218,7 +258,7 @@ def test_v1_tpu_and_keras_paths_ask_for_their_target_lazily(installed, monkeypat
 
 def test_install_resolves_nothing_until_used(monkeypatch):
     asked = []
-    monkeypatch.setattr(install, "_import_target", asked.append)
+    monkeypatch.setattr(_alias_modules, "import_target", asked.append)
     try:
         assert estimator_lite.install_as_tf_estimator() is True
         assert estimator_lite.install_as_tf_estimator() is True  # idempotent

@@ -46,7 +46,8 @@ def _layer_violations(path, allowed_prefixes):
 
 @pytest.mark.parametrize("path", _modules("_engine"), ids=os.path.basename)
 def test_engine_imports_no_public_module(path):
-    allowed = ("estimator_lite._engine", "estimator_lite._tf", "estimator_lite._pycompat")
+    allowed = ("estimator_lite._engine", "estimator_lite._tf", "estimator_lite._pycompat",
+               "estimator_lite._keras")
     assert _layer_violations(path, allowed) == []
 
 
@@ -57,7 +58,8 @@ SPEC_MODULES = ("estimator_lite.model_fn", "estimator_lite.export",
                 "estimator_lite.exporter")
 SPEC_PATHS = [os.path.join(PACKAGE, "model_fn.py"), os.path.join(PACKAGE, "exporter.py")]
 SPEC_PATHS += _modules("export")
-BELOW_API = ("estimator_lite._engine", "estimator_lite._tf", "estimator_lite._pycompat")
+BELOW_API = ("estimator_lite._engine", "estimator_lite._tf", "estimator_lite._pycompat",
+             "estimator_lite._keras")
 
 
 def _violations_below_root(path, allowed):
@@ -89,9 +91,54 @@ def test_tf_module_imports_nothing_of_the_package():
     assert _package_imports(os.path.join(PACKAGE, "_tf.py")) == set()
 
 
+def test_keras_module_imports_only_tf_and_pycompat():
+    path = os.path.join(PACKAGE, "_keras.py")
+    assert _layer_violations(path, ("estimator_lite._tf", "estimator_lite._pycompat")) == []
+
+
+# canned/ builds on the heads, the optimizers, the specs and the engine: none of them
+# may import it back (at the top or inside a function).
+BELOW_CANNED = sorted(set(_modules("head") + _modules("_engine") + _modules("optimizers")
+                          + SPEC_PATHS))
+
+
+def _canned_imports(path):
+    return sorted(n for n in _package_imports(path)
+                  if n == "estimator_lite.canned" or n.startswith("estimator_lite.canned."))
+
+
+@pytest.mark.parametrize("path", BELOW_CANNED,
+                         ids=lambda p: os.path.relpath(p, PACKAGE))
+def test_heads_optimizers_specs_and_engine_import_nothing_from_canned(path):
+    assert _canned_imports(path) == []
+
+
+def test_the_modules_below_canned_are_found():
+    names = {os.path.relpath(p, PACKAGE) for p in BELOW_CANNED}
+    assert {"head/base_head.py", "optimizers/mapping.py", "model_fn.py",
+            "_engine/train_session.py", "export/outputs.py"} <= names
+
+
+@pytest.mark.parametrize("path", _modules("optimizers"), ids=os.path.basename)
+def test_optimizers_import_only_engine_keras_and_tf(path):
+    assert _violations_below_root(path, BELOW_API + ("estimator_lite.optimizers",)) == []
+
+
 def test_checker_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("from estimator_lite import training\n"
                    "from estimator_lite._engine import timer\n")
     assert _layer_violations(str(bad), ("estimator_lite._engine",)) == [
         "estimator_lite", "estimator_lite.training"]
+
+
+def test_checker_sees_a_canned_import_inside_a_function(tmp_path):
+    bad = tmp_path / "head_like.py"
+    bad.write_text("from estimator_lite import optimizers\n"
+                   "def train_op():\n"
+                   "    from estimator_lite.canned import optimizers as o\n"
+                   "    import estimator_lite.canned.dnn\n"
+                   "    return o\n")
+    assert _canned_imports(str(bad)) == [
+        "estimator_lite.canned", "estimator_lite.canned.dnn",
+        "estimator_lite.canned.optimizers"]

@@ -4,6 +4,7 @@ import json
 import logging as std_logging
 import os
 import types
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -397,7 +398,8 @@ def test_train_and_evaluate_arguments_match_tf_estimator(tmp_path):
 def test_roles_with_a_mocked_estimator_match_tf_estimator(tmp_path):
     # Library tests drive train_and_evaluate's roles with mock.Mock(spec=Estimator)
     # (model_dir a Mock, not a path; a bytes model_dir): the calls, server
-    # arguments, sleeps, exports and errors are tf.estimator's, and no completion
+    # arguments, sleeps, exports and errors are tf.estimator's (the eval throttle
+    # follows TensorFlow's SecondOrStepTimer when a test patches it), and no completion
     # marker is written where model_dir is not a path.
     expected = run_oracle_driver(MOCK_EXECUTOR_DRIVER, str(tmp_path / "oracle"))["result"]
     driver = load_driver(MOCK_EXECUTOR_DRIVER, "mock_executor_driver")
@@ -913,3 +915,17 @@ def test_server_errors_carry_tf_estimators_wording(tmp_path, clock, servers):
     with pytest.raises(RuntimeError, match="Could not start server; .*TF_CONFIG"):
         _executor(no_task).run_chief()
     assert no_task.train_calls == []  # checked before training, as tf.estimator
+
+
+def test_a_second_evaluator_fails_even_with_a_replaced_executor(monkeypatch):
+    # tf.estimator's train_and_evaluate refuses an evaluator with index > 0 itself,
+    # after building the executor: code that replaces the executor (a mock) still
+    # gets the error, and the executor was built (checked on tf.estimator 2.15).
+    estimator = mock.Mock(spec=el.Estimator)
+    estimator.config = FakeConfig("evaluator", 1, CLUSTER)
+    executor = mock.Mock()
+    monkeypatch.setattr(training, "_TrainingExecutor", executor)
+    with pytest.raises(ValueError, match=ERR_ONE_EVALUATOR):
+        training.train_and_evaluate(estimator, el.TrainSpec(_input_fn),
+                                    el.EvalSpec(_input_fn))
+    assert executor.called and not executor.return_value.run.called

@@ -155,15 +155,21 @@ class EvalSummaries:
     def __init__(self):
         self._writers = {}
 
-    def write(self, eval_dir, metrics):
+    def write(self, eval_dir, metrics, checkpoint_path=None):
         """Adds `metrics` (with 'global_step') as summaries at that step (see
-        event_files.eval_summary)."""
+        event_files.eval_summary), then, in an event of its own as tf.estimator
+        writes it, the evaluated checkpoint's path (tag 'checkpoint_path')."""
         scalars = {k: v for k, v in metrics.items() if k != "global_step"}
         writer = self._writers.get(eval_dir)
         if writer is None:
             writer = event_files.new_summary_writer(eval_dir)
             self._writers[eval_dir] = writer
-        writer.add_summary(event_files.eval_summary(scalars), metrics["global_step"])
+        step = metrics["global_step"]
+        writer.add_summary(event_files.eval_summary(scalars), step)
+        if checkpoint_path:
+            logging.info("Saving 'checkpoint_path' summary for global step %d: %s",
+                         step, checkpoint_path)
+            writer.add_summary(event_files.checkpoint_path_summary(checkpoint_path), step)
         writer.flush()
 
 

@@ -16,8 +16,8 @@ import numpy as np
 from estimator_lite._engine import model_dir
 from estimator_lite._tf import ProtoDecodeError, gfile_glob, logging, tf
 
-__all__ = ["new_summary_writer", "scalar_summary", "eval_summary", "read_eval_metrics",
-           "read_event_file_metrics"]
+__all__ = ["new_summary_writer", "scalar_summary", "eval_summary",
+           "checkpoint_path_summary", "read_eval_metrics", "read_event_file_metrics"]
 
 _WRITER_IDS = itertools.count()
 
@@ -90,6 +90,15 @@ def eval_summary(values):
             logging.warning("Skipping summary for %s: a metric value must be a "
                             "number, an array or a serialized Summary, got %r.",
                             tag, value)
+    return summary
+
+
+def checkpoint_path_summary(checkpoint_path):
+    """A Summary holding the evaluated checkpoint's path as a string tensor, tagged
+    'checkpoint_path' (what tf.estimator's evaluate adds to the eval dir)."""
+    summary = tf.Summary()
+    summary.value.add(tag="checkpoint_path",
+                      tensor=tf.make_tensor_proto(checkpoint_path, dtype=tf.string))
     return summary
 
 

@@ -11,7 +11,7 @@ import collections
 
 from estimator_lite._tf import DATASET_TYPES, tf
 
-__all__ = ["DatasetInitializerHook", "Input", "parse_input_fn_result",
+__all__ = ["DatasetInitializerHook", "Input", "ends", "parse_input_fn_result",
            "parse_iterator_result", "split_input", "scaffold_with_input",
            "static_batch_size"]
 
@@ -109,6 +109,15 @@ def parse_input_fn_result(result):
         result = iterator.get_next()
     features, labels = parse_iterator_result(result)
     return features, labels, hooks
+
+
+def ends(features):
+    """Whether the input can run out: features read from a tf.data iterator (the
+    top-level tensors) or a graph with queue runners; constant tensors never end."""
+    if any(isinstance(t, tf.Tensor) and t.op.type == "IteratorGetNext"
+           for t in tf.nest.flatten(features)):
+        return True
+    return bool(tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS))
 
 
 def scaffold_with_input(scaffold, iterator_init):

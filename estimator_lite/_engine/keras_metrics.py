@@ -14,18 +14,10 @@ there (`state_updates.variable_writes`).
 """
 
 from estimator_lite._engine import state_updates
+from estimator_lite._keras import is_keras_metric
 from estimator_lite._tf import tf
 
 __all__ = ["is_keras_metric", "metric_pair"]
-
-_METRIC_METHODS = ("update_state", "result", "variables")
-
-
-def is_keras_metric(value):
-    """True for a Keras `Metric` of either stack (by its methods, not its class)."""
-    return not isinstance(value, (tuple, list)) and all(
-        hasattr(value, name) for name in _METRIC_METHODS)
-
 
 def _tf_variable_ops(variables):
     """Names of the ops producing the given variables (Keras 3 or tf)."""

@@ -12,6 +12,7 @@ import os
 import re
 import tempfile
 
+from estimator_lite._keras import save_slice_info
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import logging, tf
 
@@ -189,7 +190,7 @@ def _checkpoint_name_and_shape(variable):
     The shape is None for a variable created without a fixed shape
     (``validate_shape=False``, e.g. KMeans' centers), and may hold None dimensions.
     """
-    info = getattr(variable, "_save_slice_info", None)
+    info = save_slice_info(variable)
     if info is not None:
         return info.full_name, list(info.full_shape)
     shape = variable.shape

@@ -31,6 +31,7 @@ Assignments to variables the model_fn created itself (a counter a hook resets, a
 import contextlib
 import sys
 
+from estimator_lite._keras import called_from_keras_layer
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import add_control_inputs, tf
 
@@ -53,25 +54,11 @@ _READ_OP_TYPES = frozenset(["ReadVariableOp", "Identity"])
 _PASS_THROUGH_OP_TYPES = frozenset(["Identity"])
 
 
-# Keras modules whose variables are not layer state: a metric's are updated by
-# evaluation (keras_metrics), an optimizer's by its own apply step.
-_NOT_LAYER_STATE_MODULES = (".metrics", ".optimizers")
-
-
 def _created_by_keras_layer():
     """Whether the variable being created comes from Keras layer code (Keras 3 or
     tf-keras), judged from the calling modules: a layer, a random seed generator,
     not a metric or an optimizer."""
-    keras = False
-    frame = sys._getframe(2)
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module.split(".", 1)[0] in ("keras", "tf_keras"):
-            if any(part in module for part in _NOT_LAYER_STATE_MODULES):
-                return False
-            keras = True
-        frame = frame.f_back
-    return keras
+    return called_from_keras_layer(sys._getframe(2))
 
 
 class RecordedOps(list):

@@ -22,7 +22,13 @@ The Estimator builds the graph and the periodic actions, then hands them here.
 
 import time
 
-from estimator_lite._engine import model_dir, peer_timeout, step_loop, validation
+from estimator_lite._engine import (
+    collective_watchdog,
+    model_dir,
+    peer_timeout,
+    step_loop,
+    validation,
+)
 from estimator_lite._engine.hook_protocol import run_with_hooks
 from estimator_lite._engine.periodic_actions import (
     NOT_CHECKPOINTED,
@@ -154,7 +160,7 @@ class TrainSession:
     def __init__(self, *, global_step, train_op, loss, scaffold, hooks=(), master="",
                  session_config=None, is_chief=True, checkpoints=None, summaries=None,
                  progress=None, session_creation_timeout_secs=7200, clock=time.time,
-                 before_finalize_fn=None, restore_dir=None, loop=None):
+                 before_finalize_fn=None, restore_dir=None, loop=None, watchdog=None):
         """Prepares the graph for training.
 
         Args:
@@ -168,7 +174,8 @@ class TrainSession:
           is_chief: the chief initialises/restores, saves checkpoints and summaries;
             others wait for the chief to initialise.
           checkpoints: a periodic_actions.CheckpointSaver (chief only), or None.
-          summaries: a periodic_actions.TrainSummaries (chief only), or None.
+          summaries: a periodic_actions.TrainSummaries for the task that writes
+            the training summaries (the chief, or worker 0 beside a master), or None.
           progress: a periodic_actions.ReportProgress, or None.
           session_creation_timeout_secs: how long a non-chief waits for the chief.
           clock: time source (injectable for tests).
@@ -181,6 +188,10 @@ class TrainSession:
           loop: a `step_loop.TrainLoop` (train_op and loss are then its spec's):
             each session call runs up to its steps_per_loop steps, and hooks and
             periodic actions run between loops. None: one step per call.
+          watchdog: a `collective_watchdog.CollectiveWatchdog` (a collective
+            strategy's worker): it bounds session creation and every step, and a
+            lost peer ends training instead of recreating the session. None:
+            Aborted/Unavailable errors recreate the session (ps clusters).
         """
         self._graph = tf.get_default_graph()
         self._global_step = global_step
@@ -197,7 +208,7 @@ class TrainSession:
         self._restore_dir = restore_dir
         self._checkpoints = (checkpoints if is_chief and checkpoints is not None
                              else CheckpointSaver())
-        self._summaries = summaries if is_chief else None
+        self._summaries = summaries
         self._progress = progress
         # Periodic actions that may add fetches to a step, in fetch order; their
         # bound `fetches` methods are kept so the per-step check is one call each.
@@ -227,6 +238,23 @@ class TrainSession:
         self._target_step = None
         self._shutdown = GracefulShutdown(0)  # replaced in run()
         self._timed_out_on = None  # remote tasks a timed-out step waited on
+        self._watchdog = watchdog
+        if watchdog is not None:
+            self._watch_calls(watchdog)
+
+    def _watch_calls(self, watchdog):
+        """Session creation and the first step after it wait for peers that may still
+        be starting; later steps have the collective bound (see collective_watchdog)."""
+        self._start = watchdog.watch(self._start, "session creation", first=True)
+        first = watchdog.watch(self._step, "first step", first=True)
+        later = watchdog.watch(self._step, "step")
+        self._stepped = False
+
+        def step(last_step):
+            result = (later if self._stepped else first)(last_step)
+            self._stepped = True
+            return result
+        self._step = step
 
     # Session lifecycle -------------------------------------------------------
 
@@ -317,9 +345,11 @@ class TrainSession:
         except _RECOVERABLE_ERRORS:
             session.close()
             raise
-        logging.info("The ps holds a live model at global step %d, ahead of the newest "
-                     "checkpoint (step %d): keeping it instead of restoring.", live_step,
-                     saved_step)
+        # A collective worker's variables live on its own server, not on a ps.
+        holder = "This task's server" if self._restore_dir is not None else "The ps"
+        logging.info("%s holds a live model at global step %d, ahead of the newest "
+                     "checkpoint (step %d): keeping it instead of restoring.", holder,
+                     live_step, saved_step)
         return session
 
     def _peer_timeout(self, error):
@@ -327,8 +357,9 @@ class TrainSession:
         raise (naming the tasks waited on); the session is then closed without
         waiting (see peer_timeout)."""
         config = self._session_config
-        if not self._master or not (config and config.operation_timeout_in_ms > 0):
-            return error
+        if (not self._master or self._watchdog is not None
+                or not (config and config.operation_timeout_in_ms > 0)):
+            return error  # collective jobs: the watchdog names lost peers
         own_task = tf.DeviceSpec.from_string(self._guard.device or "")
         own = f"/job:{own_task.job}/task:{own_task.task or 0}" if own_task.job else None
         peers = peer_timeout.remote_tasks(self._graph, own)
@@ -470,10 +501,14 @@ class TrainSession:
         self._target_step_fn = target_step_fn
         with GracefulShutdown(grace_secs_from_env()) as shutdown:
             self._shutdown = shutdown
+            if self._watchdog is not None:
+                self._watchdog.start()
             try:
                 step = self._train_until(stop_at_step_fn)
                 self._finish(step)
             finally:
+                if self._watchdog is not None:
+                    self._watchdog.stop()
                 if self._summaries is not None:
                     self._summaries.close()
                 self._close_session()
@@ -513,6 +548,9 @@ class TrainSession:
                     step = self._recover(e)
                 except tf.errors.DeadlineExceededError as e:
                     raise self._peer_timeout(e) from e
+                except tf.errors.FailedPreconditionError as e:
+                    self._end_if_collectives_lost(e)
+                    raise
             try:
                 return self._save_final(step)
             except _RECOVERABLE_ERRORS as e:
@@ -523,7 +561,20 @@ class TrainSession:
     def _stopping(self):
         return self._stop_requested or self._shutdown.signum is not None
 
+    def _end_if_collectives_lost(self, error):
+        """A collective job's worker cannot recreate its session once a peer was
+        lost (its collectives are aborted for good): it ends with a clear error.
+
+        Raises:
+          The error's type, naming the lost peers and the newest checkpoint.
+        """
+        if self._watchdog is not None and collective_watchdog.is_collective_loss(error):
+            raise collective_watchdog.lost_error(
+                error, self._watchdog.peer_list, self._watchdog.checkpoint_dir,
+                self._watchdog.task) from error
+
     def _recover(self, error):
+        self._end_if_collectives_lost(error)
         logging.warning("Session failed (%s: %s); recreating it.", type(error).__name__,
                         str(error).splitlines()[0] if str(error) else "")
         self._close_session()
@@ -537,6 +588,7 @@ class TrainSession:
                 return self._start()
             except _RECOVERABLE_ERRORS as e:
                 self._close_session()
+                self._end_if_collectives_lost(e)
                 if self._clock() >= deadline or self._shutdown.signum is not None:
                     raise
                 logging.warning("Could not start the session (%s); retrying.",

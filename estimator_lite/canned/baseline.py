@@ -5,8 +5,9 @@ label prior (log-odds for classifiers, the mean for regressors). Default optimiz
 Ftrl with learning rate 0.3, as tf.estimator 2.15.
 """
 
+from estimator_lite import optimizers
 from estimator_lite._tf import tf
-from estimator_lite.canned import core, optimizers
+from estimator_lite.canned import core
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 

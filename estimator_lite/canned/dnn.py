@@ -10,8 +10,9 @@ tf.estimator 2.15.
 
 import numbers
 
+from estimator_lite import optimizers
 from estimator_lite._tf import tf
-from estimator_lite.canned import core, feature_layers, optimizers
+from estimator_lite.canned import core, feature_layers
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 

@@ -7,8 +7,9 @@ optimizer keeps its own ``training/<Name>/iter`` counter; variable names are tho
 of DNNClassifier and LinearClassifier.
 """
 
+from estimator_lite import optimizers
 from estimator_lite._tf import tf
-from estimator_lite.canned import core, dnn, feature_layers, linear, optimizers
+from estimator_lite.canned import core, dnn, feature_layers, linear
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 

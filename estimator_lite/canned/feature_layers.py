@@ -11,6 +11,7 @@ tf.estimator's linear model gives it.
 
 import re
 
+from estimator_lite import _keras
 from estimator_lite._engine.validation import WrongTypeError
 from estimator_lite._tf import tf
 
@@ -140,20 +141,14 @@ def _categorical_weights_name(getter, name, *args, **kwargs):
     return getter(name, *args, **kwargs)
 
 
-def _variable_shape(column):
-    """A dense column's shape per example (TF 1's v1-only columns name it
-    ``_variable_shape``)."""
-    shape = getattr(column, "variable_shape", None)
-    return shape if shape is not None else column._variable_shape
-
-
 def _dense_part(features, dense_columns, units, trainable):
     with tf.variable_scope(tf.get_variable_scope(), custom_getter=_strip_input_layer):
         values = tf.feature_column.input_layer(features, list(dense_columns),
                                                trainable=trainable)
     weights = []
     for column in dense_columns:  # input_layer's order: sorted by name.
-        size = int(tf.TensorShape(_variable_shape(column)).num_elements())
+        shape = _keras.feature_column_variable_shape(column)
+        size = int(tf.TensorShape(shape).num_elements())
         weights.append(tf.get_variable(f"{column.name}/weights", [size, units],
                                        initializer=tf.zeros_initializer(),
                                        trainable=trainable, use_resource=True))

@@ -8,9 +8,10 @@ model with SDCA instead (see that module).
 
 import re
 
+from estimator_lite import optimizers
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import VARIABLE_TYPES, tf
-from estimator_lite.canned import core, feature_layers, linear_sdca, optimizers
+from estimator_lite.canned import core, feature_layers, linear_sdca
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 

@@ -11,7 +11,7 @@ checkpoint names:
 * ``rnn_model/<cell_type>/<cell_type>_cell/{kernel,recurrent_kernel,bias}`` when
   `units` is an int, ``rnn_model/rnn/<cell_type>_cell/...`` for a one-element list
   and ``rnn_model/rnn/stacked_rnn_cells/<cell_type>_cell[_<i>]/...`` for several;
-* ``rnn_model/logits/{kernel,bias}``; optimizer slots as in canned/optimizers.py.
+* ``rnn_model/logits/{kernel,bias}``; optimizer slots as in optimizers/graph.py.
 
 A model_dir written by tf.estimator's RNN estimators therefore evaluates and keeps
 training here, and the reverse.
@@ -19,9 +19,10 @@ training here, and the reverse.
 
 import numbers
 
+from estimator_lite import optimizers
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import feature_transformation_cache, tf
-from estimator_lite.canned import core, feature_layers, optimizers
+from estimator_lite.canned import core, feature_layers
 from estimator_lite.canned.dnn import check_hidden_units
 from estimator_lite.estimator import Estimator
 from estimator_lite.head import base_head

@@ -7,6 +7,7 @@ what the predictions and export outputs are, and which metrics they report.
 
 import abc
 
+from estimator_lite import optimizers
 from estimator_lite._engine import distribute, mixed_precision
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import VARIABLE_TYPES, tf
@@ -62,13 +63,18 @@ def check_prediction_keys(keys, valid_keys):
 
 
 def _train_variables(trainable_variables):
-    """The tf.Variables to train (Keras 3 Variables unwrapped; None: all trainable)."""
+    """The tf.Variables to train (Keras 3 Variables unwrapped; None: all trainable).
+
+    Raises:
+      ValueError: not a list or tuple (tf.estimator's type for it).
+      TypeError: an item is not a variable.
+    """
     if trainable_variables is None:
         return tf.trainable_variables()
     if not isinstance(trainable_variables, (list, tuple)):
-        raise TypeError(f"trainable_variables must be a list or tuple of variables, got "
-                        f"{trainable_variables!r} of type "
-                        f"{type(trainable_variables).__name__}")
+        raise ValueError(f"trainable_variables should be a list or a tuple of variables, "
+                         f"got {trainable_variables!r} of type "
+                         f"{type(trainable_variables).__name__}")
     unwrapped = []
     for variable in trainable_variables:
         inner = variable if isinstance(variable, VARIABLE_TYPES) else getattr(
@@ -91,12 +97,16 @@ def _keras_train_op(loss, optimizer, trainable_variables):
     global step is its ``iterations`` when it is a legacy one without a counter).
 
     Raises:
-      ValueError: such a get_updates returned no op.
+      ValueError: trainable_variables is None or not a list or tuple, or such a
+        get_updates returned no op.
     """
-    # Imported here: canned builds on the heads, so it cannot be imported at the top.
-    from estimator_lite.canned import optimizers  # noqa: PLC0415
-
     built = optimizers.graph_optimizer(optimizer, argument="optimizer")
+    if trainable_variables is None:
+        # As tf.estimator 2.15: TF2 code has no collection to take them from.
+        raise ValueError("trainable_variables cannot be None with a Keras optimizer "
+                         f"({type(optimizer).__name__}): pass the variables to train, "
+                         "e.g. trainable_variables=tf.compat.v1.trainable_variables() "
+                         "or a Keras model's trainable_variables")
     variables = _train_variables(trainable_variables)
     global_step = tf.train.get_or_create_global_step()
     if getattr(built, "trains_from_loss", False):
@@ -109,6 +119,26 @@ def _keras_train_op(loss, optimizer, trainable_variables):
     return mixed_precision.apply_gradients(
         loss, variables, lambda grads: built.apply_gradients(
             list(zip_strict(grads, variables)), iterations=global_step))
+
+
+def _check_optimizer_object(optimizer):
+    """Refuses what is no optimizer object at all, as tf.estimator 2.15's heads do.
+
+    A head takes optimizer instances only (a canned estimator also takes names):
+    anything without an optimizer's methods, or a class, is a ValueError there,
+    with the words kept here so programs matching them still do.
+
+    Raises:
+      ValueError: `optimizer` is a class, or has none of apply_gradients,
+        minimize and get_updates (a name such as 'SGD', a number...).
+    """
+    methods = ("apply_gradients", "minimize", "get_updates")
+    if isinstance(optimizer, type) or not any(
+            callable(getattr(optimizer, name, None)) for name in methods):
+        raise ValueError("The given optimizer is not a tf.keras.optimizers.Optimizer "
+                         "instance (nor a tf.compat.v1.train.Optimizer): optimizer="
+                         f"{optimizer!r} of type {type(optimizer).__name__}. A head "
+                         "takes an optimizer object; names are for canned estimators")
 
 
 def loss_for_gradients(loss, loss_reduction):
@@ -133,7 +163,9 @@ def make_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops,
       optimizer: a tf.compat.v1.train.Optimizer, a Keras optimizer (Keras 3,
         tf-keras, or tf-keras legacy), or None. See
         `estimator_lite.canned.optimizers.graph_optimizer`.
-      trainable_variables: variables to train with `optimizer` (None: all trainable).
+      trainable_variables: a list or tuple of the variables `optimizer` trains;
+        required with a Keras optimizer, as in tf.estimator 2.15 (None: all
+        trainable variables, for a tf.compat.v1 optimizer only).
       train_op_fn: callable(loss) returning the train op, or None.
       update_ops: ops to run with every step (e.g. batch norm moving averages).
       loss_reduction: the head's reduction; see `loss_for_gradients`.
@@ -142,15 +174,23 @@ def make_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops,
       The train op.
 
     Raises:
-      ValueError: neither or both of optimizer and train_op_fn are given, or a
-        Keras optimizer has no graph equivalent.
-      TypeError: optimizer is not an optimizer, train_op_fn not callable.
+      ValueError: neither or both of optimizer and train_op_fn are given,
+        optimizer is not an optimizer object (a name, say: as tf.estimator 2.15),
+        a Keras optimizer has no graph equivalent or comes without
+        trainable_variables, or trainable_variables or update_ops is not a list
+        or tuple.
+      TypeError: train_op_fn not callable.
     """
     if (optimizer is None) == (train_op_fn is None):
         raise ValueError("exactly one of optimizer and train_op_fn must be given, got "
                          f"optimizer={optimizer!r}, train_op_fn={train_op_fn!r}")
+    if update_ops is not None and not isinstance(update_ops, (list, tuple)):
+        # ValueError, as tf.estimator 2.15 (a dict would be iterated for its keys).
+        raise ValueError(f"update_ops should be a list or a tuple of ops, got "
+                         f"{update_ops!r} of type {type(update_ops).__name__}")
     update_ops = list(update_ops or [])
     if optimizer is not None:
+        _check_optimizer_object(optimizer)
         # Update ops first, so a step trains on this batch's moving statistics.
         with tf.control_dependencies(update_ops):
             if isinstance(optimizer, tf.train.Optimizer):
@@ -346,7 +386,9 @@ class Head(abc.ABC):
           optimizer: a Keras optimizer (as tf.estimator 2.15: the global step is
             its ``iterations``) or a tf.compat.v1.train.Optimizer (TRAIN; or give
             train_op_fn).
-          trainable_variables: variables the optimizer trains (None: all).
+          trainable_variables: a list or tuple of the variables the optimizer
+            trains; required with a Keras optimizer (None: all trainable
+            variables, for a tf.compat.v1 optimizer only).
           train_op_fn: callable(loss) -> train op (TRAIN; or give optimizer).
           update_ops: ops run with each train step.
           regularization_losses: scalar Tensors added to the training loss.
@@ -355,9 +397,10 @@ class Head(abc.ABC):
           An estimator_lite.EstimatorSpec.
 
         Raises:
-          ValueError: bad mode, missing labels, or not exactly one of optimizer and
-            train_op_fn in TRAIN mode.
-          TypeError: optimizer is not an optimizer.
+          ValueError: bad mode, missing labels, not exactly one of optimizer and
+            train_op_fn in TRAIN mode, optimizer not an optimizer object, or bad
+            trainable_variables (see `make_train_op`).
+          TypeError: an optimizer of a kind no graph can run.
         """
         if type(self)._export_outputs is Head._export_outputs:
             # A user's head on tf.estimator's interface: it builds its own spec.

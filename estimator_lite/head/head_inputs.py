@@ -215,6 +215,11 @@ def labels_like_logits(labels, logits):
     return labels
 
 
+def _leading(shape):
+    """All but the last dimension of a TensorShape of known rank, e.g. (3,)."""
+    return shape[:-1] if shape.ndims else shape
+
+
 def check_labels_match_logits(labels, logits, label_dimension=None):
     """Checks that processed labels and logits agree on all but the last dimension.
 
@@ -237,9 +242,11 @@ def check_labels_match_logits(labels, logits, label_dimension=None):
     if labels.shape.ndims is not None and logits.shape.ndims is not None and (
             labels.shape.ndims != logits.shape.ndims
             or not labels.shape[:-1].is_compatible_with(logits.shape[:-1])):
+        # The leading dimensions are what must agree, so name them too.
         raise ValueError("logits and labels must have the same shape but for the last "
-                         f"dimension, got labels shape {labels.shape} and logits shape "
-                         f"{logits.shape}")
+                         f"dimension, got labels shape {labels.shape} (leading "
+                         f"dimensions {_leading(labels.shape)}) and logits shape "
+                         f"{logits.shape} (leading dimensions {_leading(logits.shape)})")
     if labels.shape.is_fully_defined() and logits.shape.is_fully_defined():
         return labels
     logits_shape, labels_shape = tf.shape(logits), tf.shape(labels)

@@ -2,7 +2,7 @@
 
 import numbers
 
-from estimator_lite._tf import tf
+from estimator_lite._tf import TENSOR_TYPES, tf
 from estimator_lite.head import classes, head_inputs, reduction
 from estimator_lite.head.base_head import Head, check_prediction_keys
 from estimator_lite.head.binary_class_head import classification_export_outputs
@@ -38,6 +38,44 @@ def check_n_classes(n_classes, minimum, too_small_message):
     return int(n_classes)
 
 
+def _n_classes_value(n_classes):
+    """The int a MultiClassHead's `n_classes` stands for (a Tensor: its value).
+
+    tf.estimator 2.15 takes an int32 scalar Tensor too and keeps it as the
+    head's `logits_dimension`. Here its value must be known when the head is
+    built (a constant): the head's shapes and class names are static.
+
+    Raises:
+      TypeError: neither an int nor an int32 Tensor (tf.estimator refuses other
+        dtypes with a TypeError too).
+      ValueError: a Tensor that is not a scalar, or whose value is not known
+        before the graph runs (a placeholder, a variable).
+      tf.errors.InvalidArgumentError: a Tensor of value <= 2 (tf.estimator's
+        assertion on it fails so too).
+    """
+    if not isinstance(n_classes, TENSOR_TYPES):
+        return check_n_classes(
+            n_classes, 3, "n_classes must be > 2: {n_classes}. (MultiClassHead needs "
+            "at least 3 classes; use BinaryClassHead for 2.)")
+    if n_classes.dtype.base_dtype != tf.int32:
+        raise TypeError(f"n_classes must be an int or an int32 scalar Tensor, got "
+                        f"{n_classes!r} of dtype {n_classes.dtype.base_dtype.name}")
+    if n_classes.shape.ndims != 0:
+        raise ValueError(f"n_classes must be a scalar Tensor, got {n_classes!r} of "
+                         f"shape {n_classes.shape}")
+    value = None if isinstance(n_classes, tf.Variable) else tf.get_static_value(
+        n_classes)
+    if value is None:
+        raise ValueError(f"n_classes Tensor {n_classes!r} has no value known before "
+                         "the graph runs; MultiClassHead needs a constant (e.g. "
+                         "tf.constant(3)) or an int")
+    if value <= 2:
+        raise tf.errors.InvalidArgumentError(
+            None, None, f"n_classes must be greater than 2, got {n_classes!r} of "
+            f"value {int(value)}. (Use BinaryClassHead for 2 classes.)")
+    return int(value)
+
+
 class MultiClassHead(Head):
     """Head for single-label classification into n_classes > 2 classes.
 
@@ -50,7 +88,8 @@ class MultiClassHead(Head):
         """Checks and stores the arguments.
 
         Args:
-          n_classes: number of classes, > 2 (use BinaryClassHead for 2).
+          n_classes: number of classes, > 2 (use BinaryClassHead for 2): an int,
+            or an int32 scalar Tensor of known value (then `logits_dimension`).
           weight_column: None, a feature key or a numeric feature column of weights.
           label_vocabulary: n_classes strings naming the classes.
           loss_reduction: how the training loss is reduced (see reduction.py).
@@ -63,15 +102,19 @@ class MultiClassHead(Head):
         if n_classes is None:
             raise ValueError("n_classes cannot be None: MultiClassHead needs the number "
                              "of classes (> 2)")
-        self._n_classes = check_n_classes(
-            n_classes, 3, "n_classes must be > 2: {n_classes}. (MultiClassHead needs "
-            "at least 3 classes; use BinaryClassHead for 2.)")
+        self._n_classes = _n_classes_value(n_classes)
+        self._n_classes_given = n_classes
         super().__init__(self._n_classes, name=name, weight_column=weight_column,
                          loss_reduction=loss_reduction, loss_fn=loss_fn)
         self._label_vocabulary = head_inputs.check_label_vocabulary(label_vocabulary,
                                                                     self._n_classes)
 
     n_classes = property(lambda self: self._n_classes, doc="Number of classes.")
+
+    @property
+    def logits_dimension(self):
+        """n_classes as given: an int32 Tensor stays that Tensor, as in tf.estimator."""
+        return self._n_classes_given
 
     def _processed_labels(self, labels):
         labels = head_inputs.dense_labels(labels, 1)

@@ -102,8 +102,10 @@ def test_float16_skips_overflowing_steps_and_lowers_the_scale(tmp_path, optimize
         weight = tf.compat.v1.get_variable("w", [1], initializer=tf.ones_initializer())
         logits = features["x"][:, :1] * weight * 1e18
         head = el.RegressionHead()
+        # A Keras optimizer needs the variables, as in tf.estimator 2.15.
         return head.create_estimator_spec(features, mode, logits, labels,
-                                          optimizer=optimizer())
+                                          optimizer=optimizer(),
+                                          trainable_variables=[weight])
 
     def input_fn():
         return tf.data.Dataset.from_tensors(({"x": np.ones([1, 6], np.float32)},

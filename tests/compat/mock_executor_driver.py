@@ -42,6 +42,46 @@ def _server_module():
     return sys.modules[tf.compat.v1.train.Server.__module__]
 
 
+def _timer_module():
+    """TensorFlow's module that defines SecondOrStepTimer (what tests patch)."""
+    return sys.modules[tf.compat.v1.train.SecondOrStepTimer.__module__]
+
+
+def _throttle(lib):
+    """Which checkpoint saves local training evaluates when TensorFlow's
+    SecondOrStepTimer (patched in its module) decides the eval throttle."""
+    estimator = mock.Mock(spec=lib.Estimator)
+    timer = mock.Mock()
+
+    def train(saving_listeners, **kwargs):
+        del kwargs
+        listener = saving_listeners[-1]
+        listener.begin()
+        for step, due in ((1, True), (2, True), (3, False), (4, True)):
+            timer.should_trigger_for_step.return_value = due
+            listener.after_save(session=None, global_step_value=step)
+
+    estimator.train = train
+    estimator.latest_checkpoint.side_effect = ["ckpt-2", "ckpt-4"]
+    estimator.evaluate.side_effect = [{"global_step": 2}, {"global_step": 4}]
+    exporter = mock.Mock(spec=lib.Exporter)
+    exporter.name = "latest"
+    train_spec = lib.TrainSpec(_input_fn, max_steps=4)
+    eval_spec = lib.EvalSpec(_input_fn, steps=1, exporters=exporter, throttle_secs=10)
+    with mock.patch.object(_timer_module(), "SecondOrStepTimer",
+                           return_value=timer) as timer_class:
+        executor = lib.training._TrainingExecutor(estimator, train_spec, eval_spec)
+        metrics, _ = executor.run_local()
+    return {"timer_kwargs": timer_class.call_args[1],
+            "asked": [c[0][0] for c in timer.should_trigger_for_step.call_args_list],
+            "marked": [c[0][0] for c in timer.update_last_triggered_step.call_args_list],
+            "evaluated": [c[1]["checkpoint_path"]
+                          for c in estimator.evaluate.call_args_list],
+            "final_exports": [c[1]["is_the_final_export"]
+                              for c in exporter.export.call_args_list],
+            "metrics": metrics}
+
+
 def _training_role(lib, task_type, index):
     """Runs run_<task_type> with a mocked estimator, server and sleep."""
     estimator = mock.Mock(spec=lib.Estimator)
@@ -158,7 +198,8 @@ def run(lib, work_dir):
     return {"chief": _training_role(lib, "chief", 0),
             "worker": _training_role(lib, "worker", 1),
             "ps": _ps(lib), "evaluator": _evaluator(lib, work_dir),
-            "server_errors": _server_errors(lib), "stop_at_secs": _stop_at_secs(lib)}
+            "server_errors": _server_errors(lib), "stop_at_secs": _stop_at_secs(lib),
+            "throttle": _throttle(lib)}
 
 
 def main(work_dir):

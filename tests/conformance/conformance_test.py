@@ -84,7 +84,6 @@ DELIBERATE = {
     "canned/dnn_classifier/optimizer_keras_2_15_instance": _MORE_OPTIMIZERS,
     "canned/dnn_classifier/optimizer_v1_instance": _MORE_OPTIMIZERS,
     "heads/train_with/keras_sgd": _MORE_OPTIMIZERS,
-    "heads/train_with/keras_sgd_without_variables": _MORE_OPTIMIZERS,
     "heads/train_with/v1_optimizer": _MORE_OPTIMIZERS,
     "config/tf_config_model_dir/trailing_slash": (
         "a model_dir argument that differs from TF_CONFIG's only in spelling (a "
@@ -106,7 +105,6 @@ DELIBERATE = {
 _WRONG_TYPE_CLASS = "a TypeError where tf.estimator raises a ValueError"
 KNOWN_GAPS = {
     "canned/arguments/dnn_optimizer_object": _WRONG_TYPE_CLASS,
-    "heads/train_with/string_optimizer": _WRONG_TYPE_CLASS,
     "heads/binary/weight_column_two_columns": (
         "weights of a wrong shape in EVAL fail when the step runs (InvalidArgumentError); "
         "tf.estimator's Keras metrics refuse them while building (ValueError)"),

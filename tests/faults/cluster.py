@@ -91,14 +91,20 @@ STRAGGLER_GRACE_SECS = 15
 class Cluster:
     """ps + chief + workers (+ evaluator) processes sharing one model_dir."""
 
-    def __init__(self, work_dir, job_args=(), num_workers=1, num_ps=1):
+    def __init__(self, work_dir, job_args=(), num_workers=1, num_ps=1, chief=True,
+                 program=_JOB, python=None, env=None):
         """Picks the ports; starts nothing.
 
         Args:
           work_dir: the test's tmp dir (model_dir, logs and status files go there).
-          job_args: flags given to every role's job.py.
+          job_args: flags given to every role's program.
           num_workers: workers besides the chief in the cluster spec.
           num_ps: ps tasks in the cluster spec.
+          chief: whether the cluster spec has a chief task (False: worker-only,
+            MultiWorkerMirroredStrategy's usual shape).
+          program: the program every role runs (job.py by default).
+          python: the interpreter (default: this one; TF 2.15's for the oracle).
+          env: more environment variables for every role.
         """
         self.work_dir = os.fspath(work_dir)
         self.model_dir = os.path.join(self.work_dir, "model")
@@ -107,7 +113,11 @@ class Cluster:
         for path in (self.log_dir, self.status_dir):
             os.makedirs(path, exist_ok=True)
         self.job_args = list(job_args)
-        self.spec = local_cluster_spec(num_ps=num_ps, num_workers=num_workers)
+        self.program = program
+        self.python = python or sys.executable
+        self.env = dict(env or {})
+        self.spec = local_cluster_spec(num_ps=num_ps, num_workers=num_workers,
+                                       chief=chief)
         self._roles = {}
         for task_type in ("ps", "chief", "worker"):
             for index in range(len(self.spec.get(task_type, ()))):
@@ -123,12 +133,13 @@ class Cluster:
         if role.process is not None and role.process.poll() is None:
             raise AssertionError(f"{label} is still running (pid {role.process.pid})")
         env = dict(os.environ, PYTHONPATH=_ROOT, TF_CPP_MIN_LOG_LEVEL="1",
-                   TF_CONFIG=tf_config(self.spec, role.task_type, role.index))
+                   TF_CONFIG=tf_config(self.spec, role.task_type, role.index),
+                   **self.env)
         # Operators tune how long roles wait for stragglers; 15 s instead of 60 s
         # keeps the missing-worker and late-role scenarios short.
         env.setdefault(STRAGGLER_GRACE_ENV, str(STRAGGLER_GRACE_SECS))
         log_path = os.path.join(self.log_dir, f"{label}.{len(role.processes)}.log")
-        args = [sys.executable, _JOB, "--model-dir", self.model_dir, "--status-dir",
+        args = [self.python, self.program, "--model-dir", self.model_dir, "--status-dir",
                 self.status_dir, *self.job_args, *extra_args]
         with open(log_path, "wb") as log:
             role.processes.append(zygote.Popen(args, stdout=log,
@@ -153,6 +164,14 @@ class Cluster:
     def process(self, label):
         """The newest process of role `label` (None if never started)."""
         return self._roles[label].process
+
+    def incarnations(self, label):
+        """How many processes role `label` ran so far."""
+        return len(self._roles[label].processes)
+
+    def process_of(self, label, incarnation):
+        """The process of one incarnation of `label` (0: the first)."""
+        return self._roles[label].processes[incarnation]
 
     def running(self, label):
         """Whether the newest process of `label` is alive."""

@@ -211,3 +211,14 @@ def test_v1_sum_reduction_also_summarizes_the_average_loss(make_head, labels, ex
     for tag, value in expected.items():
         assert tags[tag] == pytest.approx(value, abs=1e-5)
     assert tags["regularization_loss"] == pytest.approx(0.25)
+
+
+def test_labels_shape_error_names_the_dimensions_that_differ():
+    # tf.estimator 2.15's MultiClassHead says "... Received: labels.shape=(3,) and
+    # logits.shape=(2, 3)" (seen on the oracle); its tests match the two shapes in
+    # that order. The class ids' leading dimensions are named here the same way.
+    with pytest.raises(ValueError, match=re.escape(
+            "got labels shape (3, 1) (leading dimensions (3,)) and logits shape (2, 3) "
+            "(leading dimensions (2,))")):
+        _loss(el.MultiClassHead(3), np.zeros([2, 3], np.float32),
+              np.array([[1], [1], [1]], np.int64))

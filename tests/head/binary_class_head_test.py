@@ -174,6 +174,18 @@ def test_soft_labels_are_probabilities_not_truncated_ids(eval_in_graph):
         assert metrics[key] == pytest.approx(value, abs=2e-6), key
 
 
+def test_soft_label_average_loss_is_tf_estimators_float32_to_the_bit(eval_in_graph):
+    # tf.estimator 2.15's own test_float_labels_eval: on the oracle both the loss
+    # and the average_loss metric are np.float32(0.62421614). (That test's
+    # assertAlmostEqual(0.6242161, ...) fails under NumPy 2 only: NEP 50 subtracts
+    # in float32, one ulp off at 7 places; NumPy 1 subtracted in float64.)
+    loss, metrics = eval_in_graph(
+        BinaryClassHead(), np.array([[0.5], [-0.3]], np.float32),
+        np.array([[0.8], [0.4]], np.float32))
+    assert np.float32(loss) == np.float32(0.62421614)
+    assert np.float32(metrics["average_loss"]) == np.float32(0.62421614)
+
+
 @requires_oracle
 def test_canned_classifiers_train_on_soft_labels_as_tf_estimator(tmp_path):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
@@ -207,8 +219,9 @@ def test_train_needs_exactly_one_of_optimizer_and_train_op_fn():
                 optimizer=tf.compat.v1.train.GradientDescentOptimizer(0.1),
                 train_op_fn=lambda loss: tf.no_op())
         # Keras optimizers are accepted (tests/head/keras_optimizer_test.py); a name
-        # is only for canned estimators.
-        with pytest.raises(TypeError, match=OPTIMIZER_ERROR):
+        # is only for canned estimators: a ValueError, as tf.estimator 2.15's heads
+        # (conformance heads/train_with/string_optimizer).
+        with pytest.raises(ValueError, match=OPTIMIZER_ERROR):
             head.create_estimator_spec({}, "train", logits, labels, optimizer="Adam")
 
 

@@ -104,3 +104,42 @@ def test_label_out_of_range_fails_at_run_time(run_in_graph):
                                                     tf.constant(LOGITS[:1])))
     with tf.Graph().as_default(), pytest.raises(ValueError, match="logits shape must be"):
         MultiClassHead(3).loss(tf.constant([[1]]), tf.constant([[0.1, 0.2]]))
+
+
+def test_tensor_n_classes_is_kept_as_logits_dimension(run_in_graph):
+    # tf.estimator 2.15 takes an int32 Tensor n_classes and returns it as
+    # logits_dimension; its predictions and loss are those of n_classes=3. On the
+    # oracle, these logits and labels [[0], [2]] gave loss 0.55144465.
+    logits = [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+
+    def build():
+        n_classes = tf.constant(3)
+        head = MultiClassHead(n_classes)
+        assert head.logits_dimension is n_classes
+        assert head.n_classes == 3
+        return (head.predictions(tf.constant(logits)),
+                head.loss(tf.constant([[0], [2]]), tf.constant(logits)))
+
+    predictions, loss = run_in_graph(build)
+    assert predictions["classes"].tolist() == [[b"0"], [b"2"]]
+    assert predictions["all_class_ids"].tolist() == [[0, 1, 2]] * 2
+    np.testing.assert_allclose(predictions["probabilities"][0],
+                               [0.576117, 0.2119416, 0.2119416], rtol=1e-5)
+    assert loss == pytest.approx(0.55144465, rel=1e-6)
+
+
+@pytest.mark.parametrize(("make_n_classes", "error", "message"), [
+    # Refused by tf.estimator 2.15 too, with these types.
+    (lambda: tf.constant(3, tf.int64), TypeError, "int32 scalar Tensor"),
+    (lambda: tf.constant(3.0), TypeError, "int32 scalar Tensor"),
+    (lambda: tf.constant(2), tf.errors.InvalidArgumentError,
+     "n_classes must be greater than 2"),
+    # tf.estimator builds these and fails later (the placeholder when the graph
+    # runs unfed, the vector in predictions); estimator_lite needs the value now.
+    (lambda: tf.compat.v1.placeholder(tf.int32, []), ValueError,
+     "has no value known before the graph runs"),
+    (lambda: tf.constant([3]), ValueError, "n_classes must be a scalar Tensor"),
+], ids=["int64", "float", "two", "placeholder", "vector"])
+def test_tensor_n_classes_refused(make_n_classes, error, message):
+    with tf.Graph().as_default(), pytest.raises(error, match=re.escape(message)):
+        MultiClassHead(make_n_classes())

@@ -118,3 +118,30 @@ def test_bad_arguments(make, error, message):
 def test_string_labels_are_rejected():
     with tf.Graph().as_default(), pytest.raises(ValueError, match="must be numbers"):
         RegressionHead().loss(tf.constant([["1.0"]]), tf.constant([[1.0]]))
+
+
+def test_weighted_metrics_stream_over_numpy_input_batches(tmp_path):
+    # tf.estimator 2.15's test_weighted_multi_batch_eval, as a user writes it: three
+    # batches of one example from numpy_input_fn, weighted 1, .1 and 1.5. The metrics
+    # are tf.estimator's (that test passes on the oracle; its one other assertion,
+    # scaffold.summary_op, rests on numpy_input_fn's queue summary, see
+    # docs/differences.md): average_loss = (100 + .1 + 1.5) / 2.6 = 39.076923.
+    def model_fn(features, labels, mode):
+        tf.compat.v1.get_variable("unused", [1])  # A checkpoint needs a variable.
+        logits = features.pop("logits")
+        return RegressionHead(weight_column="label_weights").create_estimator_spec(
+            features, mode, logits, labels, train_op_fn=lambda loss: tf.no_op())
+
+    input_fn = el.inputs.numpy_input_fn(
+        x={"x": np.array([[42.0], [43.0], [44.0]]),
+           "label_weights": np.array([[1.0], [0.1], [1.5]]),
+           "logits": np.array([[45.0], [41.0], [44.0]])},
+        y=np.array([[35.0], [42.0], [45.0]]), batch_size=1, num_epochs=1, shuffle=False)
+    estimator = el.Estimator(model_fn, str(tmp_path))
+    estimator.train(input_fn, steps=1)
+    metrics = estimator.evaluate(input_fn)
+    assert metrics["average_loss"] == pytest.approx(39.076923, rel=1e-6)
+    assert metrics["prediction/mean"] == pytest.approx((45 + 41 * 0.1 + 44 * 1.5) / 2.6,
+                                                       rel=1e-6)
+    assert metrics["label/mean"] == pytest.approx((35 + 42 * 0.1 + 45 * 1.5) / 2.6,
+                                                  rel=1e-6)

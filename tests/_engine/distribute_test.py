@@ -1,7 +1,7 @@
 """RunConfig(train_distribute=...): single-device strategies, and the refusals.
 
 Multi-device strategies run in a fresh interpreter (logical CPUs must be set up
-before TensorFlow starts): tests/strategy_test.py.
+before TensorFlow starts): tests/_engine/distribute_strategies_test.py.
 """
 
 import os
@@ -13,7 +13,7 @@ import tensorflow as tf
 import estimator_lite as el
 from tests import models, zygote
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 ERR_OTHER = "train_distribute=_DefaultDistributionStrategy is not supported"
 ERR_NOT_STRATEGY = "train_distribute must be a tf.distribute strategy or None"

@@ -24,7 +24,7 @@ import pytest
 from tests import zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVER = os.path.join(ROOT, "tests", "compat", "strategy_driver.py")
 RECORDED = os.path.join(ROOT, "tests", "data", "strategy_oracle.json")
 PREFIX = "STRATEGY_RESULTS "

@@ -1,0 +1,191 @@
+"""Fault injection: a MultiWorkerMirroredStrategy job (two workers, worker-only
+TF_CONFIG, worker 0 the chief) under SIGKILL and SIGTERM of a worker.
+
+Each test runs real `collective_job.py` processes (see README.md), injects one
+fault mid-training, and checks that every process ends by itself within a bound:
+the survivors exit 1 with an error naming the lost task and the newest
+checkpoint, and restarting what exited non-zero (what an orchestrator does)
+finishes the job from the newest checkpoint: steps lost <= the steps since it,
+every listed checkpoint restores. tf.estimator's behaviour under the same faults
+is in docs/reliability.md ("Collective jobs").
+"""
+
+import os
+import signal
+import time
+
+import pytest
+
+from estimator_lite._engine.local_cluster import pick_free_ports
+from tests.faults.cluster import restores, wait_for
+from tests.faults.scenarios import START_SECS
+
+_JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "collective_job.py")
+MAX_STEPS = 600
+SAVE_STEPS = 100
+# RunConfig(experimental_collective_timeout_secs=...) in these jobs: a survivor
+# whose peer was restarted (it answers again) ends after this long.
+COLLECTIVE_TIMEOUT_SECS = 20
+# A survivor must have ended by itself within this long of the fault: the probes
+# find an unreachable peer within seconds, the bound above covers the others,
+# plus slack for a loaded machine. Far below pytest's 600 s timeout.
+SURVIVOR_END_SECS = 60
+# Restarted workers import TensorFlow again, meet, and train to max_steps.
+FINISH_SECS = 240
+TRAINERS = ("worker0", "worker1")
+LOST_MESSAGE = "of a MultiWorkerMirroredStrategy job"
+
+
+def _cluster(make_cluster, strategy="v2"):
+    return make_cluster(
+        ["--strategy", strategy, "--max-steps", str(MAX_STEPS),
+         "--save-steps", str(SAVE_STEPS),
+         "--step-sleep-ms", "20",
+         "--collective-timeout-secs", str(COLLECTIVE_TIMEOUT_SECS),
+         "--session-timeout-secs", str(FINISH_SECS)],
+        num_workers=2, num_ps=0, chief=False, program=_JOB)
+
+
+def _mid_training(cluster, labels=TRAINERS):
+    cluster.start_all(list(labels))
+    wait_for(lambda: cluster.latest_checkpoint_step() >= 2 * SAVE_STEPS, START_SECS,
+             f"a checkpoint at step >= {2 * SAVE_STEPS}")
+    # Half-way between two saves: a fault then loses about SAVE_STEPS / 2 steps.
+    saved = cluster.latest_checkpoint_step()
+    wait_for(lambda: (cluster.step_seen("worker0") or 0) >= saved + SAVE_STEPS // 2,
+             START_SECS, "training half-way between two saves")
+    return saved
+
+
+def _supervise(cluster, labels, timeout_secs, max_restarts=4):
+    """Restarts every role of `labels` that exited non-zero (an orchestrator's
+    restart policy) until all exited 0; returns {label: [exit codes]}."""
+    codes = {label: [] for label in labels}
+    deadline = time.monotonic() + timeout_secs
+    while True:
+        for label in labels:
+            code = cluster.process(label).poll()
+            if code is not None and code != 0 and len(codes[label]) < (
+                    cluster.incarnations(label)):
+                codes[label].append(code)
+                assert len(codes[label]) <= max_restarts, f"{label} keeps failing: {codes}"
+                cluster.start(label)
+        if all(cluster.process(label).poll() == 0 for label in labels):
+            for label in labels:
+                codes[label].append(0)
+            return codes
+        assert time.monotonic() < deadline, (
+            f"roles still running {timeout_secs} s later; exit codes so far {codes}")
+        time.sleep(0.1)
+
+
+def _steps_lost(cluster):
+    """Once every trainer ended: the highest step reached minus the newest
+    checkpoint's (what a restart resumes from); prints both."""
+    reached = max(cluster.step_seen(label) or 0 for label in TRAINERS)
+    paths = cluster.checkpoint_paths()
+    ok, saved = restores(paths[-1])
+    assert ok, saved
+    print(f"step reached {reached}, newest checkpoint {saved}: "
+          f"{max(reached - saved, 0)} steps lost")
+    return max(reached - saved, 0)
+
+
+def _assert_finished(cluster, lost):
+    """max_steps reached, every listed checkpoint restores, few steps lost."""
+    paths = cluster.checkpoint_paths()
+    restored = {path: restores(path) for path in paths}
+    broken = {p: why for p, (ok, why) in restored.items() if not ok}
+    assert not broken, f"listed checkpoints that do not restore: {broken}"
+    assert restored[paths[-1]][1] >= MAX_STEPS
+    assert lost <= SAVE_STEPS, f"{lost} steps lost, more than one save period"
+
+
+def _assert_ended_naming(cluster, label, lost_label, fault_time):
+    """`label`'s first incarnation exited 1 by itself, in time, naming the lost task
+    and the newest checkpoint."""
+    code = cluster.wait_exit(label, SURVIVOR_END_SECS)
+    took = time.monotonic() - fault_time
+    print(f"{label} ended by itself with exit code {code} {took:.1f} s after the fault")
+    assert code == 1, f"{label} exited {code}"
+    log = cluster.log_text(label)
+    assert LOST_MESSAGE in log and "Newest checkpoint: " in log, log[-3000:]
+    if lost_label is not None:
+        assert f"lost {lost_label}" in log, log[-3000:]
+    return took
+
+
+@pytest.mark.parametrize("strategy", [
+    "v2", pytest.param("v1", marks=pytest.mark.slow)])  # tf.compat.v1's spelling
+def test_sigkill_worker_survivor_ends_and_job_restart_resumes(make_cluster, strategy):
+    # Worker 1 dies and is not restarted: worker 0 (the chief) must not hang.
+    cluster = _cluster(make_cluster, strategy)
+    _mid_training(cluster)
+    assert cluster.kill("worker1") == -signal.SIGKILL
+    fault = time.monotonic()
+    _assert_ended_naming(cluster, "worker0", "worker 1", fault)
+    lost = _steps_lost(cluster)
+    # The orchestrator restarts the job: both workers, from the newest checkpoint.
+    cluster.start_all(list(TRAINERS))
+    codes = _supervise(cluster, TRAINERS, FINISH_SECS)
+    assert codes == {"worker0": [0], "worker1": [0]}, codes
+    _assert_finished(cluster, lost)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", ["worker1", "worker0"])
+def test_sigkill_and_restart_one_worker(make_cluster, label):
+    # The killed worker is restarted at once (a pod's restart policy): it cannot
+    # join the survivor's collectives, so every process ends and is restarted.
+    cluster = _cluster(make_cluster)
+    _mid_training(cluster)
+    assert cluster.kill(label) == -signal.SIGKILL
+    fault = time.monotonic()
+    cluster.start(label)
+    survivor = "worker0" if label == "worker1" else "worker1"
+    _assert_ended_naming(cluster, survivor, None, fault)
+    lost = _steps_lost(cluster)
+    codes = _supervise(cluster, TRAINERS, FINISH_SECS)
+    print(f"exit codes of every incarnation after the fault: {codes}")
+    assert codes[survivor][-1] == 0 and codes[label][-1] == 0, codes
+    _assert_finished(cluster, lost)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", ["worker0", "worker1"])
+def test_sigterm_worker(make_cluster, label):
+    # SIGTERM: the signalled worker ends its step and exits 143 (the chief saves
+    # first); the other one ends by itself; restarting both finishes the job.
+    cluster = _cluster(make_cluster)
+    _mid_training(cluster)
+    cluster.signal(label, signal.SIGTERM)
+    fault = time.monotonic()
+    code = cluster.wait_exit(label, SURVIVOR_END_SECS)
+    print(f"SIGTERMed {label} exited {code} after {time.monotonic() - fault:.1f} s")
+    assert code == 128 + signal.SIGTERM
+    reached = cluster.step_seen(label)
+    if label == "worker0":
+        newest = max(restores(p)[1] for p in cluster.checkpoint_paths())
+        assert newest >= reached - 1, (newest, reached)
+    survivor = "worker1" if label == "worker0" else "worker0"
+    _assert_ended_naming(cluster, survivor, label.replace("worker", "worker "), fault)
+    lost = _steps_lost(cluster)
+    cluster.start_all(list(TRAINERS))
+    codes = _supervise(cluster, TRAINERS, FINISH_SECS)
+    assert codes == {"worker0": [0], "worker1": [0]}, codes
+    _assert_finished(cluster, lost)
+
+
+@pytest.mark.slow
+def test_sigkill_and_restart_evaluator(make_cluster):
+    cluster = _cluster(make_cluster)
+    # Every task's TF_CONFIG lists the evaluator (TF's multi-worker tutorial).
+    cluster.spec["evaluator"] = [f"127.0.0.1:{pick_free_ports(1)[0]}"]
+    _mid_training(cluster, (*TRAINERS, "evaluator0"))
+    wait_for(cluster.eval_steps, START_SECS, "a first evaluation")
+    assert cluster.kill("evaluator0") == -signal.SIGKILL
+    cluster.start("evaluator0")
+    codes = cluster.wait_all_exit(FINISH_SECS)
+    assert codes == {"worker0": 0, "worker1": 0, "evaluator0": 0}, codes
+    final = cluster.latest_checkpoint_step()
+    assert final >= MAX_STEPS and final in cluster.eval_steps()
