@@ -5,11 +5,6 @@ import pytest
 from tests.faults.cluster import Cluster
 
 
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "slow: a fault scenario that takes a minute or more (CI runs it too)")
-
-
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     """Keeps each phase's report on the test item, so fixtures can see failures."""
