@@ -9,7 +9,6 @@ import collections
 import itertools
 import numbers
 import os
-import struct
 
 import numpy as np
 
@@ -125,20 +124,16 @@ def read_eval_metrics(eval_dir):
 
 
 def _events(path):
-    """Yields the tf.Event protos of one event file.
+    """Yields the tf.Event protos of one event file, up to a damaged record.
 
-    Reads the TFRecord framing directly (8-byte length, 4-byte CRC, payload,
-    4-byte CRC) instead of the deprecated summary_iterator. A record that is cut
-    short (a writer may still be appending) ends the file quietly: the records
-    before it are complete.
+    Read with ``tf.compat.v1.train.summary_iterator``, looked up at each call as
+    tf.estimator does (tests replace it there). A record that fails its checks (cut
+    short while a writer appends, or corrupt) raises DataLossError: like
+    tf.estimator, the rest of that file is skipped with a warning, and the records
+    before it count.
     """
-    with tf.io.gfile.GFile(path, "rb") as f:
-        while True:
-            header = f.read(12)
-            if len(header) < 12:
-                return
-            (length,) = struct.unpack("<Q", header[:8])
-            payload = f.read(length)
-            if len(payload) < length or len(f.read(4)) < 4:
-                return
-            yield tf.Event.FromString(payload)
+    try:
+        yield from tf.train.summary_iterator(path)
+    except tf.errors.DataLossError as error:
+        logging.warning("Skipping the rest of event file %s: it is damaged (%s)",
+                        path, error)
