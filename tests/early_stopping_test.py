@@ -246,7 +246,8 @@ print(json.dumps({str(k): v for k, v in read_eval_metrics(sys.argv[1]).items()})
 
 def _damage(path, how):
     """Flips a byte of the last record's payload (a CRC mismatch) or cuts it short."""
-    data = bytearray(open(path, "rb").read())
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
     if how == "corrupt":
         data[-8] ^= 0xFF
     else:
