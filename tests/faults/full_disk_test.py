@@ -1,5 +1,5 @@
 """Fault injection: the disk under model_dir fills up (a small tmpfs, in a real
-process).
+process), or the job's file-size limit is hit (``ulimit -f``, no root needed).
 
 The failed save must say where first (the checkpoint and the model_dir, then the
 cause), leave no half-written `model.ckpt-N_temp/` behind, and keep every earlier
