@@ -701,11 +701,10 @@ def _write_dict_to_summary(output_dir, dictionary, current_global_step):
     logging.info("Saving dict for global step %d: %s", current_global_step,
                  ", ".join(f"{k} = {v}" for k, v in sorted(dictionary.items())))
     values = {k: v for k, v in dictionary.items() if k != tf.GraphKeys.GLOBAL_STEP}
-    writer = event_files.new_summary_writer(output_dir)
-    try:
-        writer.add_summary(event_files.eval_summary(values), current_global_step)
-    finally:
-        writer.close()
+    # Successive calls add to one event file, as tf.estimator's cached writer does.
+    writer = event_files.shared_summary_writer(output_dir)
+    writer.add_summary(event_files.eval_summary(values), current_global_step)
+    writer.flush()
 
 
 def _load_global_step_from_checkpoint_dir(checkpoint_dir):

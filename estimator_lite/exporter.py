@@ -183,11 +183,12 @@ class BestExporter(_SavedModelExporter):
     """Exports only when the evaluation beats every earlier one.
 
     The best result so far survives restarts: it is kept beside the exports in
-    ``best_eval_result.json`` after each export, and without that file it is read
-    from earlier evaluations' event files. So a restarted job never exports a model
-    worse than one already exported (TF Estimator's BestExporter does after a
-    restart: tensorflow/tensorflow#47396). The current evaluation is never compared
-    with itself.
+    ``best_eval_result.json`` after each export, and without that file (exports
+    made by tf.estimator) it is read from earlier evaluations' event files. So a
+    restarted job never exports a model worse than one already exported (TF
+    Estimator's BestExporter does after a restart: tensorflow/tensorflow#47396).
+    While nothing is exported yet, the first evaluation is, as in tf.estimator.
+    The current evaluation is never compared with itself.
 
     `event_file_pattern` (relative to model_dir, or absolute) defaults to the eval
     dir of the EvalSpec the exporter is given to: ``eval`` or ``eval_<name>``.
@@ -242,6 +243,11 @@ class BestExporter(_SavedModelExporter):
     def _load_best(self, estimator, export_path, eval_result):
         """Best earlier result: the saved one, else the best earlier eval event.
 
+        With neither a saved result nor any export in `export_path`, there is
+        none: the first export happens whatever the evaluation history holds, as in
+        tf.estimator (a job preempted between its best evaluation and that
+        evaluation's export must not end with no export at all).
+
         The current evaluation is already in the event files: it is the event at
         its global step (and newer ones are skipped), or, for a result without a
         global step, the events holding exactly its metrics.
@@ -249,6 +255,8 @@ class BestExporter(_SavedModelExporter):
         saved = read_json(os.path.join(export_path, model_dir_lib.BEST_EVAL_RESULT_FILE))
         if saved is not None:
             return saved
+        if not _has_exports(export_path):
+            return None
         current = eval_result or {}
         current_step = current.get("global_step")
         best = None
@@ -284,6 +292,14 @@ class BestExporter(_SavedModelExporter):
             self._save_best(export_path, eval_result)
         gc_exports(export_path, self._exports_to_keep)
         return export_dir
+
+
+def _has_exports(export_path):
+    """Whether `export_path` holds a finished (timestamp-named) export."""
+    if not tf.io.gfile.isdir(export_path):
+        return False
+    return any(model_dir_lib.is_export_timestamp(name)
+               for name in tf.io.gfile.listdir(export_path))
 
 
 def _check_compare_fn_args(compare_fn):

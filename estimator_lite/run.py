@@ -45,6 +45,9 @@ USAGE = ("usage: python -m estimator_lite.run [--replace-tf-estimator] "
 _REPLACE_FLAG = "--replace-tf-estimator"
 # Frames of these files are the runner's, not the program's: left out of tracebacks.
 _OWN_FILES = (os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>")
+# The import hook that attaches the aliases to TensorFlow's modules as they load.
+_IMPORT_HOOK_CODE = install._AttachingLoader.exec_module.__code__
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(install.__file__)) + os.sep
 _EXIT_USAGE = 2
 _CODE_FILENAME = "<string>"  # python's name for `-c` code in tracebacks
 _PREFIX = "estimator_lite.run: "
@@ -81,11 +84,47 @@ def _is_own(filename):
     return filename in _OWN_FILES or os.path.abspath(filename) in _OWN_FILES
 
 
+def _is_import_hook(tb):
+    """Whether `tb` is the runner's import hook passing an import through.
+
+    The hook (install.py) runs TensorFlow's own loaders; an exception raised by
+    the imported module (a KeyboardInterrupt during `import tensorflow`) crosses
+    its frame, which `python` alone would not show. Its own failures stay shown.
+    """
+    return (tb.tb_frame.f_code is _IMPORT_HOOK_CODE and tb.tb_next is not None
+            and not tb.tb_next.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR))
+
+
 def _program_frames(tb):
-    """The traceback without its leading runner/runpy frames (as `python` would show)."""
+    """The traceback without the runner's frames (as `python` would show it): the
+    leading runner/runpy frames, and the import hook's pass-through frames."""
     while tb is not None and _is_own(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
-    return tb
+    kept = [t for t in _frames(tb) if not _is_import_hook(t)]
+    if len(kept) == len(_frames(tb)):
+        return tb
+    rebuilt = None
+    for t in reversed(kept):  # new traceback entries: the program's own stay intact
+        rebuilt = types.TracebackType(rebuilt, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return rebuilt
+
+
+def _frames(tb):
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    return frames
+
+
+def _trim_chain(error):
+    """Trims the tracebacks of the exceptions `error` was raised from or during."""
+    seen = {id(error)}
+    linked = error.__cause__ or error.__context__
+    while linked is not None and id(linked) not in seen:
+        seen.add(id(linked))
+        linked.__traceback__ = _program_frames(linked.__traceback__)
+        linked = linked.__cause__ or linked.__context__
 
 
 def run(target, args=(), as_module=False, replace_existing=False, as_code=False):
@@ -218,11 +257,13 @@ def main(argv=None):
     except KeyboardInterrupt as error:
         # Raised on, so that python ends the process by SIGINT as for a plain
         # program; its traceback is printed without the runner's frames.
+        _trim_chain(error)
         sys.excepthook = _excepthook_trimming(
             error, _program_frames(error.__traceback__), sys.excepthook)
         raise
     except BaseException as error:  # noqa: BLE001 -- reported exactly as python would
         trimmed = _program_frames(error.__traceback__)
+        _trim_chain(error)
         sys.excepthook(type(error), error.with_traceback(trimmed), trimmed)
         return 1
     return 0

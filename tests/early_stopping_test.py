@@ -1,7 +1,10 @@
 """Early-stopping hooks: each rule on written eval events, and a cluster-wide stop."""
 
+import json
 import os
+import subprocess
 import threading
+from unittest import mock
 
 import pytest
 
@@ -11,6 +14,7 @@ from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._engine.event_files import new_summary_writer
 from estimator_lite._tf import tf
 from tests import models
+from tests.oracle import TF215_PYTHON, requires_oracle
 
 ERR_ONE_SCHEDULE = "give exactly one of run_every_secs and run_every_steps"
 
@@ -231,3 +235,70 @@ def test_the_chief_hook_exposes_the_stop_flag_it_sets():
             assert session.should_stop()
             assert session.raw_session().run(hook._stop_var)
             assert early_stopping._get_or_create_stop_var() is hook._stop_var
+
+
+_ORACLE_READ = """
+import json, sys
+from tensorflow_estimator.python.estimator.early_stopping import read_eval_metrics
+print(json.dumps({str(k): v for k, v in read_eval_metrics(sys.argv[1]).items()}))
+"""
+
+
+def _damage(path, how):
+    """Flips a byte of the last record's payload (a CRC mismatch) or cuts it short."""
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    if how == "corrupt":
+        data[-8] ^= 0xFF
+    else:
+        del data[-6:]
+    with open(path, "wb") as f:
+        f.write(bytes(data))
+
+
+def _damaged_eval_dir(eval_dir):
+    """Two event files, each with its last record damaged a different way."""
+    write_evals(eval_dir, {10: {"loss": 1.0}, 20: {"loss": 0.5}})
+    write_evals(eval_dir, {30: {"loss": 0.25, "acc": 0.75}, 40: {"loss": 0.125}})
+    files = sorted(tf.io.gfile.glob(os.path.join(eval_dir, "events.out.tfevents.*")))
+    assert len(files) == 2
+    _damage(files[0], "corrupt")
+    _damage(files[1], "truncate")
+
+
+def test_a_damaged_event_file_is_read_up_to_the_damage(tmp_path, caplog):
+    """Like tf.estimator: a record failing its checks (DataLossError) ends its file."""
+    eval_dir = str(tmp_path / "eval")
+    _damaged_eval_dir(eval_dir)
+    history = el.read_eval_metrics(eval_dir)
+    assert dict(history) == {10: {"loss": 1.0}, 30: {"loss": 0.25, "acc": 0.75}}
+    assert "Skipping the rest of event file" in caplog.text
+
+
+@requires_oracle
+def test_a_damaged_event_file_reads_as_on_tf_estimator(tmp_path):
+    eval_dir = str(tmp_path / "eval")
+    _damaged_eval_dir(eval_dir)
+    ran = subprocess.run([TF215_PYTHON, "-c", _ORACLE_READ, eval_dir],
+                         capture_output=True, text=True, timeout=300, check=False,
+                         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    oracle = {int(k): v for k, v in json.loads(ran.stdout.splitlines()[-1]).items()}
+    assert dict(el.read_eval_metrics(eval_dir)) == oracle
+
+
+def test_read_eval_metrics_uses_summary_iterator_at_call_time(tmp_path):
+    """Tests written for tf.estimator replace tf.compat.v1.train.summary_iterator."""
+    eval_dir = str(tmp_path / "eval")
+    write_evals(eval_dir, {1000: {"loss": 1.0}, 2000: {"loss": 3.0}})
+    real = tf.train.summary_iterator
+
+    def lose_data_after_first_summary(path):
+        for event in real(path):
+            yield event
+            if event.HasField("summary"):
+                raise tf.errors.DataLossError(None, None, "testing data loss")
+
+    with mock.patch.object(tf.train, "summary_iterator",
+                           side_effect=lose_data_after_first_summary):
+        assert dict(el.read_eval_metrics(eval_dir)) == {1000: {"loss": 1.0}}

@@ -648,6 +648,14 @@ def test_tf_estimators_private_module_helpers(tmp_path):
     estimator_module._write_dict_to_summary(
         eval_dir, {"loss": 0.5, "global_step": 7, "v": np.array([1.0, 2.0])}, 7)
     assert el.read_eval_metrics(eval_dir) == {7: {"loss": 0.5}}
+    # Successive calls add to one event file (tf.estimator 2.15, checked on the
+    # oracle: its FileWriterCache), also after the directory was deleted.
+    estimator_module._write_dict_to_summary(eval_dir, {"loss": 0.25}, 8)
+    assert len(tf.io.gfile.glob(os.path.join(eval_dir, "events.out.tfevents.*"))) == 1
+    assert el.read_eval_metrics(eval_dir) == {7: {"loss": 0.5}, 8: {"loss": 0.25}}
+    tf.io.gfile.rmtree(eval_dir)
+    estimator_module._write_dict_to_summary(eval_dir, {"loss": 0.125}, 9)
+    assert el.read_eval_metrics(eval_dir) == {9: {"loss": 0.125}}
 
 
 def test_get_iterator_from_input_fn_as_subclasses_use_it(tmp_path):

@@ -121,15 +121,34 @@ def test_best_exporter_after_restart_never_exports_worse(tmp_path):
     assert estimator.exported_checkpoints == ["ckpt-10", "ckpt-30"]
 
 
+def _tf_estimator_export(estimator, exporter_name):
+    """An export left by tf.estimator's BestExporter: no best_eval_result.json."""
+    os.makedirs(os.path.join(estimator.model_dir, "export", exporter_name, "1700000000"))
+
+
 def test_best_exporter_reads_the_named_eval_dir(tmp_path):
     estimator = DirEstimator(tmp_path)
     _write_eval_events(str(tmp_path / "eval_holdout"), {10: 3.0, 20: 1.0, 30: 2.0})
     _write_eval_events(str(tmp_path / "eval"), {10: 9.0})  # another spec's evals
+    _tf_estimator_export(estimator, "best_exporter")
     best = el.BestExporter(serving_input_receiver_fn=_serving_fn)
     best.bind_eval_dir("eval_holdout")  # as the evaluator of EvalSpec(name="holdout")
     # Step 30's own result is in the events already; 1.0 at step 20 beats it.
     assert _export(best, estimator, 30, 2.0) is None
     assert _export(best, estimator, 40, 0.5) is not None
+
+
+def test_best_exporter_exports_first_while_nothing_is_exported(tmp_path):
+    """As tf.estimator (its test_best_exporter_with_preemption, checked on the
+    oracle): a job preempted after its best evaluation but before that export
+    exports its next evaluation, even a worse one, rather than none at all."""
+    estimator = DirEstimator(tmp_path)
+    _write_eval_events(str(tmp_path / "eval"), {10: 50.0, 20: 60.0})
+    best = el.BestExporter(serving_input_receiver_fn=_serving_fn)
+    results = [_export(best, estimator, step, loss)
+               for step, loss in ((30, 100.0), (40, 10.0), (50, 20.0))]
+    assert [r is not None for r in results] == [True, True, False]
+    assert estimator.exported_checkpoints == ["ckpt-30", "ckpt-40"]
 
 
 def test_best_exporter_does_not_compare_the_current_eval_with_itself(tmp_path):
@@ -146,6 +165,7 @@ def test_best_exporter_custom_pattern_and_compare_fn(tmp_path):
     def higher_loss_wins(best_eval_result, current_eval_result):
         return current_eval_result["loss"] > best_eval_result["loss"]
 
+    _tf_estimator_export(estimator, "b")
     best = el.BestExporter("b", _serving_fn, event_file_pattern="custom/*.tfevents.*",
                            compare_fn=higher_loss_wins)
     assert _export(best, estimator, 20, 0.5) is None

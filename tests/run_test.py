@@ -377,3 +377,34 @@ def test_composes_with_the_launcher(tmp_path):
     lines = [line for line in ran.stdout.splitlines() if "_AliasModule" in line]
     roles = sorted(line.split()[1] for line in lines)
     assert roles == ["chief", "ps", "worker"], ran.stdout
+
+
+INTERRUPTED_IMPORT = textwrap.dedent("""\
+    import os, signal, sys, threading, time
+
+    def interrupt_once_tensorflow_is_loading():
+        while "tensorflow" not in sys.modules:
+            time.sleep(0.001)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_tensorflow_is_loading, daemon=True).start()
+    import tensorflow
+    print("imported before the interrupt", flush=True)
+""")
+
+
+def test_keyboard_interrupt_during_import_tensorflow_shows_no_runner_frame(tmp_path):
+    """The interrupt lands while TensorFlow's modules load, through the runner's
+    import hook (which attaches tf.estimator to them): its frame is not shown."""
+    _write(tmp_path, "load.py", INTERRUPTED_IMPORT)
+    ran = _run([*RUNNER, "load.py"], tmp_path, env=_env(TF_CPP_MIN_LOG_LEVEL="2"))
+    if "imported before the interrupt" in ran.stdout:
+        pytest.skip("TensorFlow finished importing before the interrupt landed")
+    assert ran.returncode == -signal.SIGINT, ran.stderr[-3000:]
+    frames = [line for line in ran.stderr.splitlines() if line.startswith("  File ")]
+    # (An interrupt inside the import system may chain a KeyError before it.)
+    last = ran.stderr.rsplit("Traceback (most recent call last):", 1)[-1]
+    assert last.startswith('\n  File "') and 'load.py", line 9, in <module>' in (
+        last.splitlines()[1]), ran.stderr[-3000:]
+    assert not [frame for frame in frames if "estimator_lite" in frame], ran.stderr
+    assert ran.stderr.endswith("KeyboardInterrupt\n")

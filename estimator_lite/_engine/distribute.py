@@ -209,9 +209,8 @@ class Replicated:
         try:
             return self._strategy.extended.call_for_each_replica(fn, args=args)
         except Exception as error:
-            original = error.__context__
-            if not (hasattr(error, "ag_error_metadata")
-                    and isinstance(original, type(error))):
+            original = _autograph_source(error)
+            if original is None:
                 raise
             frames = [line.strip().rstrip(" *") for line in str(error).splitlines()
                       if line.strip().startswith("File ")]
@@ -243,6 +242,21 @@ class Replicated:
     def local_results(self, value):
         """Every local replica's part of a value, as a tuple."""
         return tuple(self._strategy.experimental_local_results(value))
+
+
+def _autograph_source(error):
+    """What the model_fn raised, when `error` is AutoGraph's report of it; else None.
+
+    AutoGraph re-raises a replica's exception as a new one carrying the same
+    ``ag_error_metadata``: of the same class when it can build one from a message,
+    a MultilineMessageKeyError for a KeyError, a StagingError for a class it cannot
+    build (a custom __init__). The original is in the new one's context.
+    """
+    metadata = getattr(error, "ag_error_metadata", None)
+    source = error.__context__
+    if metadata is None or getattr(source, "ag_error_metadata", None) is not metadata:
+        return None
+    return source
 
 
 def note_loss_reduction(is_sum):

@@ -9,14 +9,13 @@ import collections
 import itertools
 import numbers
 import os
-import struct
 
 import numpy as np
 
 from estimator_lite._engine import model_dir
 from estimator_lite._tf import ProtoDecodeError, gfile_glob, logging, tf
 
-__all__ = ["new_summary_writer", "scalar_summary", "eval_summary",
+__all__ = ["new_summary_writer", "shared_summary_writer", "scalar_summary", "eval_summary",
            "checkpoint_path_summary", "read_eval_metrics", "read_event_file_metrics"]
 
 _WRITER_IDS = itertools.count()
@@ -28,9 +27,41 @@ def new_summary_writer(logdir, graph=None):
     Event file names carry a 1-second timestamp: two writers opened on the same
     directory in the same second would otherwise write (and clobber) one file.
     """
+    return _writer_and_suffix(logdir, graph)[0]
+
+
+def _writer_and_suffix(logdir, graph=None):
     suffix = f".{os.getpid()}.{next(_WRITER_IDS)}"
     with tf.Graph().as_default():  # FileWriter refuses to be built eagerly.
-        return tf.summary.FileWriter(logdir, graph=graph, filename_suffix=suffix)
+        return tf.summary.FileWriter(logdir, graph=graph, filename_suffix=suffix), suffix
+
+
+# shared_summary_writer's writers: {(pid, logdir): (writer, its event file's glob)}.
+_SHARED_WRITERS = {}
+
+
+def shared_summary_writer(logdir):
+    """The process's one open writer for `logdir` (what tf.compat.v1's
+    FileWriterCache gives tf.estimator), so that successive calls add to one event
+    file; a new one when that file is gone (the directory was deleted)."""
+    key = (os.getpid(), logdir)  # a forked child opens its own
+    writer, pattern = _SHARED_WRITERS.get(key, (None, None))
+    if writer is not None and gfile_glob(pattern):
+        return writer
+    if writer is not None:
+        _close_quietly(writer)
+    writer, suffix = _writer_and_suffix(logdir)
+    writer.flush()  # the file exists from now on: its glob tells whether it still does
+    _SHARED_WRITERS[key] = (writer, os.path.join(logdir, "*" + suffix))
+    return writer
+
+
+def _close_quietly(writer):
+    try:
+        writer.close()
+    except tf.errors.OpError as error:  # its directory is gone: nothing left to save
+        logging.warning("Closing the summary writer of %s failed: %s",
+                        writer.get_logdir(), error)
 
 
 def scalar_summary(values):
@@ -134,20 +165,16 @@ def read_eval_metrics(eval_dir):
 
 
 def _events(path):
-    """Yields the tf.Event protos of one event file.
+    """Yields the tf.Event protos of one event file, up to a damaged record.
 
-    Reads the TFRecord framing directly (8-byte length, 4-byte CRC, payload,
-    4-byte CRC) instead of the deprecated summary_iterator. A record that is cut
-    short (a writer may still be appending) ends the file quietly: the records
-    before it are complete.
+    Read with ``tf.compat.v1.train.summary_iterator``, looked up at each call as
+    tf.estimator does (tests replace it there). A record that fails its checks (cut
+    short while a writer appends, or corrupt) raises DataLossError: like
+    tf.estimator, the rest of that file is skipped with a warning, and the records
+    before it count.
     """
-    with tf.io.gfile.GFile(path, "rb") as f:
-        while True:
-            header = f.read(12)
-            if len(header) < 12:
-                return
-            (length,) = struct.unpack("<Q", header[:8])
-            payload = f.read(length)
-            if len(payload) < length or len(f.read(4)) < 4:
-                return
-            yield tf.Event.FromString(payload)
+    try:
+        yield from tf.train.summary_iterator(path)
+    except tf.errors.DataLossError as error:
+        logging.warning("Skipping the rest of event file %s: it is damaged (%s)",
+                        path, error)

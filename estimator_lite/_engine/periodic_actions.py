@@ -77,6 +77,13 @@ def _root_cause(error):
     return lines[0] if lines else type(error).__name__
 
 
+def _same_class(error, message):
+    """A TensorFlow error of `error`'s class (and code) saying `message`."""
+    if type(error) is tf.errors.OpError:  # the base class also takes the code
+        return tf.errors.OpError(error.node_def, None, message, error.error_code)
+    return type(error)(error.node_def, None, message)
+
+
 class CheckpointPolicy:
     """When and where the chief saves checkpoints.
 
@@ -157,17 +164,17 @@ class CheckpointSaver:
         try:
             path = saver.save(session, prefix, global_step=step,
                               write_meta_graph=policy.save_graph_def)
-        except (tf.errors.ResourceExhaustedError, tf.errors.InternalError,
-                tf.errors.PermissionDeniedError, tf.errors.DataLossError) as error:
-            # A full disk (or a read-only one): say where first, clean up the
-            # half-written shards, keep TensorFlow's class for `except` clauses.
-            # TensorFlow's own report is an op-creation trace with the path at
-            # its end; its one meaningful line is kept in the message.
+        except tf.errors.OpError as error:
+            # The disk is full (ENOSPC: ResourceExhaustedError), a file-size limit
+            # is hit (EFBIG: OutOfRangeError), the directory became read-only or
+            # vanished...: say where first, clean up the half-written shards, keep
+            # TensorFlow's class for `except` clauses. TensorFlow's own report is
+            # an op-creation trace with the path at its end; its one meaningful
+            # line is kept in the message.
             remove_checkpoint_temps(policy.checkpoint_dir)
-            raise type(error)(
-                error.node_def, None,
-                f"could not save checkpoint {prefix}-{step} in model_dir "
-                f"{policy.checkpoint_dir}: {_root_cause(error)}") from None
+            raise _same_class(error, f"could not save checkpoint {prefix}-{step} in "
+                              f"model_dir {policy.checkpoint_dir}: "
+                              f"{_root_cause(error)}") from None
         logging.info("Saved checkpoint for step %d: %s", step, path)
         self._timer.mark(step)
         stop = False

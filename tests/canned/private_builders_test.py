@@ -12,6 +12,7 @@ step's values, filters and parsed inputs.
 
 import os
 import sys
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -116,3 +117,15 @@ def test_gc_filters_and_paths(modules, tmp_path):
                         if os.path.basename(p.path).isdigit() else None)
     assert gc._get_paths(str(tmp_path), parser) == [
         gc.Path(str(tmp_path / "0"), 0), gc.Path(str(tmp_path / "1"), 1)]
+
+
+def test_gc_paths_drop_an_object_store_separator(modules):
+    """GCS lists directories as 'name/'; tf.estimator's test expects bare names."""
+    gc = modules["gc"]
+    base = "gs://bucket/foo"
+    parser = lambda p: p._replace(export_version=int(os.path.basename(p.path)))  # noqa: E731
+    with mock.patch.object(tf.compat.v1.gfile, "ListDirectory",
+                           return_value=["0/", "1/"]) as listed:
+        assert gc._get_paths(base, parser) == [gc.Path(base + "/0", 0),
+                                               gc.Path(base + "/1", 1)]
+    listed.assert_called_once_with(base)

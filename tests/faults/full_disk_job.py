@@ -3,9 +3,15 @@
     python full_disk_job.py MODEL_DIR BALLAST_FLOATS SAVE_STEPS MAX_STEPS
 
 `BALLAST_FLOATS` untrained float32s ride along in every checkpoint, so the test
-chooses when the disk fills: at the first save or a later one.
+chooses when the disk fills: at the first save or a later one. With
+FULL_DISK_JOB_FSIZE=<bytes> in the environment, the job limits the size of the
+files it writes instead (``ulimit -f``; no root needed): writing past it fails with
+EFBIG ("File too large") once SIGXFSZ is ignored.
 """
 
+import os
+import resource
+import signal
 import sys
 
 import tensorflow as tf
@@ -33,4 +39,8 @@ def main(model_dir, ballast_floats, save_steps, max_steps):
 
 
 if __name__ == "__main__":
+    if os.environ.get("FULL_DISK_JOB_FSIZE"):
+        limit = int(os.environ["FULL_DISK_JOB_FSIZE"])
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # fail the write, keep running
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     main(sys.argv[1], *map(int, sys.argv[2:]))

@@ -1,5 +1,5 @@
 """Fault injection: the disk under model_dir fills up (a small tmpfs, in a real
-process).
+process), or the job's file-size limit is hit (``ulimit -f``, no root needed).
 
 The failed save must say where first (the checkpoint and the model_dir, then the
 cause), leave no half-written `model.ckpt-N_temp/` behind, and keep every earlier
@@ -35,8 +35,10 @@ def small_disk(tmp_path):
     subprocess.run(["umount", str(mount_point)], check=False)
 
 
-def _train(model_dir, ballast_floats, save_steps, max_steps):
+def _train(model_dir, ballast_floats, save_steps, max_steps, file_size_limit=None):
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    if file_size_limit:
+        env["FULL_DISK_JOB_FSIZE"] = str(file_size_limit)
     env.pop("TF_CONFIG", None)
     return zygote.run([sys.executable, JOB, str(model_dir), str(ballast_floats),
                        str(save_steps), str(max_steps)], capture_output=True, text=True,
@@ -76,3 +78,20 @@ def test_a_disk_filling_later_keeps_earlier_checkpoints_and_the_job_resumes(
     resumed = _train(roomy, 30_000, 5, 40)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "trained to 40" in resumed.stdout
+
+
+def test_a_file_size_limit_at_a_save_says_where_and_leaves_nothing(tmp_path):
+    """A write failing another way (EFBIG, under ``ulimit -f``; no root needed).
+
+    tf.estimator 2.15 (run on the oracle) raises an OutOfRangeError whose message
+    starts with "Graph execution error:" and an op trace, and leaves
+    model.ckpt-0_temp/ behind.
+    """
+    model_dir = tmp_path / "model"
+    result = _train(model_dir, 200_000, 5, 10, file_size_limit=DISK_BYTES)
+    assert result.returncode == 1
+    assert _last_line(result.stderr).startswith(
+        f"tensorflow.python.framework.errors_impl.OutOfRangeError: could not "
+        f"save checkpoint {model_dir}/model.ckpt-0 in model_dir {model_dir}: ")
+    assert _last_line(result.stderr).endswith("File too large")
+    assert not [n for n in os.listdir(model_dir) if "_temp" in n]
