@@ -102,6 +102,7 @@ def main(argv=None):
                                         max_steps=args.max_steps)
     eval_spec = tf_estimator.EvalSpec(
         input_fn(x_test, y_test, epochs=1, shuffle=False), steps=None, throttle_secs=0,
+        start_delay_secs=0,  # a cluster's evaluator starts at once (default: 120 s)
         exporters=[tf_estimator.LatestExporter("latest", serving_input_receiver_fn,
                                                exports_to_keep=2)])
     metrics, export_dirs = tf_estimator.train_and_evaluate(estimator, train_spec,

@@ -334,8 +334,11 @@ def test_a_replicating_strategy_trains_one_step_per_call_with_a_warning(tmp_path
 
 def test_tpu_host_call_runs_with_every_step_of_a_loop(tmp_path):
     def model_fn(features, labels, mode, params):
-        spec = driver.model_fn(features, labels, mode)
         step = tf.reshape(tf1.train.get_global_step(), [1])
+        # The step is read before the train op increments it: unordered, the read
+        # races the increment and a step may be reported twice and another never.
+        with tf1.control_dependencies([step]):
+            spec = driver.model_fn(features, labels, mode)
 
         def host_fn(step, loss):
             with tf.summary.create_file_writer(params["host_dir"]).as_default(), \
