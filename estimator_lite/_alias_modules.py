@@ -15,8 +15,9 @@ import types
 
 from estimator_lite import _alias_table
 
-__all__ = ["NotProvidedError", "OWN_ROOTS", "REGISTRY", "TensorFlowWatcher", "WATCHED",
-           "import_target", "is_alias_module", "restore_replaced"]
+__all__ = ["IMPORT_HOOK_CODE", "NotProvidedError", "OWN_ROOTS", "REGISTRY",
+           "TensorFlowWatcher", "WATCHED", "import_target", "is_alias_module",
+           "restore_replaced"]
 
 # Modules whose `estimator` attribute TF <= 2.15 set. `import tensorflow.compat.v1`
 # loads a module object distinct from `tf.compat.v1`, so each gets attached.
@@ -299,6 +300,11 @@ def _spec_from_other_finders(me, fullname, path, target):
         if spec is not None:
             return spec
     return None
+
+
+# The code of the loader that runs TensorFlow's own loaders: an exception raised
+# by the imported module crosses its frame, which estimator_lite.run hides.
+IMPORT_HOOK_CODE = _AttachingLoader.exec_module.__code__
 
 
 def is_alias_module(value):

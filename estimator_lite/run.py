@@ -36,7 +36,7 @@ import sys
 import types
 import zipfile
 
-from estimator_lite import install
+from estimator_lite import _alias_modules, install
 
 __all__ = ["USAGE", "main", "run"]
 
@@ -46,7 +46,7 @@ _REPLACE_FLAG = "--replace-tf-estimator"
 # Frames of these files are the runner's, not the program's: left out of tracebacks.
 _OWN_FILES = (os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>")
 # The import hook that attaches the aliases to TensorFlow's modules as they load.
-_IMPORT_HOOK_CODE = install._AttachingLoader.exec_module.__code__
+_IMPORT_HOOK_CODE = _alias_modules.IMPORT_HOOK_CODE
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(install.__file__)) + os.sep
 _EXIT_USAGE = 2
 _CODE_FILENAME = "<string>"  # python's name for `-c` code in tracebacks
@@ -87,7 +87,7 @@ def _is_own(filename):
 def _is_import_hook(tb):
     """Whether `tb` is the runner's import hook passing an import through.
 
-    The hook (install.py) runs TensorFlow's own loaders; an exception raised by
+    The hook (_alias_modules.py) runs TensorFlow's own loaders; an exception raised by
     the imported module (a KeyboardInterrupt during `import tensorflow`) crosses
     its frame, which `python` alone would not show. Its own failures stay shown.
     """
