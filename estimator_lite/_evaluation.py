@@ -160,7 +160,7 @@ class _Evaluator:
         """Whether the exporters already ran with is_the_final_export=True."""
         return self._final_export_done
 
-    def _warn(self, message, *args):
+    def warn(self, message, *args):
         """Logs a warning at most once per _WARNING_INTERVAL_SECS per message."""
         timer = self._warning_timers.setdefault(
             message, Timer(every_secs=_WARNING_INTERVAL_SECS, clock=_now))
@@ -182,11 +182,11 @@ class _Evaluator:
         latest = self._estimator.latest_checkpoint()
         self.latest_seen = latest or self.latest_seen
         if not latest:
-            self._warn("No checkpoint in %s yet; skipping evaluation.",
+            self.warn("No checkpoint in %s yet; skipping evaluation.",
                        _model_dir_str(self._estimator))
             return _EvalResult(_EvalStatus.MISSING_CHECKPOINT), []
         if latest == self._previous_ckpt_path:
-            self._warn("No new checkpoint since %s; skipping evaluation.", latest)
+            self.warn("No new checkpoint since %s; skipping evaluation.", latest)
             return _EvalResult(_EvalStatus.NO_NEW_CHECKPOINT), []
         self._previous_ckpt_path = latest  # Never retry a checkpoint that failed.
         spec = self._eval_spec

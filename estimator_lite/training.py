@@ -49,6 +49,8 @@ server_lib = tf.train
 _DELAY_SECS_PER_WORKER = 5
 _MAX_DELAY_SECS = 60
 _MARKER_POLL_SECS = 1
+# How often an evaluator with throttle_secs=0 looks for a new checkpoint.
+_ZERO_THROTTLE_POLL_SECS = 1
 # How long a role waits for news that may never come: after the chief's marker, a
 # ps task waits this long for workers that have not marked themselves done (a
 # crashed worker must not keep it alive forever), and a marker older than the role
@@ -600,10 +602,16 @@ class _TrainingExecutor:
         if remaining > 0:
             time.sleep(remaining)
         elif self._eval_spec.throttle_secs == 0 and result.status != _EvalStatus.EVALUATED:
-            # As tf.estimator: polling without a pause loads the file system.
-            logging.warning("EvalSpec.throttle_secs is set as 0: the evaluator polls "
-                            "for a new checkpoint without pausing. Please consider to "
-                            "increase it.")
+            # tf.estimator polls without any pause here and logs this on every poll:
+            # tens of thousands of lines a second that starve the trainers sharing
+            # the machine (a CI cluster hung on it). The warning is logged as the
+            # evaluator's others are (at most every 10 minutes), and the next poll
+            # waits _ZERO_THROTTLE_POLL_SECS: a new checkpoint is still evaluated
+            # within a second of appearing.
+            evaluator.warn("EvalSpec.throttle_secs is set as 0: the evaluator polls "
+                           "for a new checkpoint every %s s. Please consider to "
+                           "increase it.", _ZERO_THROTTLE_POLL_SECS)
+            time.sleep(_ZERO_THROTTLE_POLL_SECS)
         return True
 
     # Servers ---------------------------------------------------------------------------

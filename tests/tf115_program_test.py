@@ -8,16 +8,18 @@ with TF1's `tf.saved_model.loader.load` and served. And what TF 1.15 cannot have
 (its own built-in tf.keras handed to the library) is a TypeError saying so.
 """
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests import zygote
 from tests.oracle import requires_legacy_keras
 from tests.tf_versions import TF1
 
@@ -34,16 +36,68 @@ needs_tf_layers = (lambda test: test) if TF1 else requires_legacy_keras
 
 def _run(args, timeout_secs):
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2",
-               TF_USE_LEGACY_KERAS="1")
+               TF_USE_LEGACY_KERAS="1", PYTHONFAULTHANDLER="1")
     env.pop("TF_CONFIG", None)
+    # A plain process group (not a zygote child), so that a hang can be diagnosed:
+    # on timeout every process of the run dumps its Python stacks (faulthandler
+    # on SIGABRT) into the output before it is killed.
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env=env, start_new_session=True)
     try:
-        result = zygote.run(args, capture_output=True, text=True, env=env,
-                            check=False, timeout=timeout_secs)
-    except subprocess.TimeoutExpired as error:
-        raise AssertionError(f"timed out; output: {error.stdout!r:.6000}") from error
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-4000:]
+        output, _ = process.communicate(timeout=timeout_secs)
+    except subprocess.TimeoutExpired:
+        output = _dump_stacks_and_kill(process)
+        raise AssertionError(f"timed out after {timeout_secs} s; the last lines, "
+                             f"with every process's stacks:\n{_tail(output)}") from None
+    assert process.returncode == 0, output[-4000:]
     return output
+
+
+def _descendants(pid):
+    """The pids of `pid`'s descendants, from /proc (parents before children)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # gone meanwhile
+            children.setdefault(parent, []).append(int(entry))
+    found, queue = [], [pid]
+    while queue:
+        for child in children.get(queue.pop(), []):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def _dump_stacks_and_kill(process):
+    """SIGABRT to the roles (faulthandler prints their stacks, the launcher relays
+    them), then SIGKILL to everything; returns the whole output."""
+    roles = _descendants(process.pid)
+    for pid in roles:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGABRT)
+    time.sleep(5)
+    for pid in [process.pid, *roles]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    output, _ = process.communicate()
+    return output
+
+
+def _tail(output, max_chars=12000):
+    """The output's end, runs of one repeated line collapsed to one line and a count."""
+    lines = []
+    for line in output.splitlines():
+        if lines and lines[-1][0] == line:
+            lines[-1][1] += 1
+        else:
+            lines.append([line, 1])
+    text = "\n".join(line if count == 1 else f"{line}  [x{count}]"
+                     for line, count in lines)
+    return text[-max_chars:]
 
 
 def _check(match, max_steps):

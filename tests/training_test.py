@@ -691,6 +691,21 @@ def test_run_evaluator_sleeps_throttle_minus_elapsed(tmp_path, clock, monkeypatc
     assert estimator.evaluated == [10, 30]
 
 
+def test_run_evaluator_with_zero_throttle_pauses_between_empty_polls(tmp_path, clock,
+                                                                     caplog):
+    # tf.estimator polls without a pause and warns on every poll; here a poll that
+    # finds no new checkpoint waits a second, and the warning is logged once.
+    estimator = FakeEstimator(tmp_path, FakeConfig("evaluator", 0))
+    clock.on_sleep = _one_per_sleep(
+        *[lambda: None] * 5, lambda: estimator.add_checkpoint(30))
+    with caplog.at_level(std_logging.WARNING):
+        _executor(estimator, throttle_secs=0, start_delay_secs=0).run_evaluator()
+    assert clock.sleeps == [training._ZERO_THROTTLE_POLL_SECS] * 6
+    assert estimator.evaluated == [30]
+    warnings = [r for r in caplog.records if "throttle_secs is set as 0" in r.getMessage()]
+    assert len(warnings) == 1
+
+
 def test_run_evaluator_exits_on_completion_marker_without_max_steps(tmp_path, clock):
     exporter = RecordingExporter()
     estimator = FakeEstimator(tmp_path, FakeConfig("evaluator", 0))
