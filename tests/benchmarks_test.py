@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from tests import zygote
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

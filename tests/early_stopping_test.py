@@ -13,8 +13,8 @@ from estimator_lite import early_stopping
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._engine.event_files import new_summary_writer
 from estimator_lite._tf import tf
-from tests import models
 from tests.oracle import TF215_PYTHON, requires_oracle
+from tests.support import models
 
 ERR_ONE_SCHEDULE = "give exactly one of run_every_secs and run_every_steps"
 

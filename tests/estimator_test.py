@@ -16,8 +16,8 @@ import estimator_lite as el
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._tf import tf
 from estimator_lite.early_stopping import read_eval_metrics
-from tests import models
-from tests.tf_versions import serve, signature_keys, tf2_only
+from tests.support import models
+from tests.support.tf_versions import serve, signature_keys, tf2_only
 
 ERR_STEPS_AND_MAX = "give steps or max_steps, not both"
 ERR_NO_CHECKPOINT = "no checkpoint found"

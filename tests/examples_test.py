@@ -4,7 +4,7 @@ import os
 import re
 import sys
 
-from tests import zygote
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -10,7 +10,7 @@ from estimator_lite import exporter as exporter_lib
 from estimator_lite._engine.event_files import new_summary_writer
 from estimator_lite._tf import tf
 from estimator_lite.export import saved_model
-from tests import models
+from tests.support import models
 
 
 class DirEstimator:

@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests import models
+from tests.support import models
 
 
 def test_add_metrics_adds_and_replaces_metrics(tmp_path):

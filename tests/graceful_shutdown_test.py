@@ -10,7 +10,7 @@ import pytest
 
 from estimator_lite._engine import model_dir
 from estimator_lite._engine.shutdown import GRACE_ENV, grace_secs_from_env
-from tests import zygote
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # A job that trains "forever" (slowly) and reports each saved step and the end.
@@ -18,7 +18,7 @@ _JOB = textwrap.dedent("""
     import sys, time
     import tensorflow as tf
     import estimator_lite as el
-    from tests import models
+    from tests.support import models
 
     class Pace(tf.compat.v1.train.SessionRunHook):
         steps = 0

@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests import models
+from tests.support import models
 
 ERR_PS = "needs the variables in this process"
 

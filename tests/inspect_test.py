@@ -3,7 +3,7 @@
 Our model_dir comes from an in-process cluster (ps, chief, worker, evaluator) running
 `el.train_and_evaluate` with a named EvalSpec, a LatestExporter and a BestExporter,
 so it has every kind of file, completion markers included. The tf.estimator one is
-written by tests/compat/inspect_driver.py under the oracle interpreter.
+written by tests/oracle/inspect_driver.py under the oracle interpreter.
 """
 
 import json
@@ -20,8 +20,8 @@ from estimator_lite import inspect as inspect_lib
 from estimator_lite._engine import completion
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._engine import model_dir as names
-from tests import models, zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
+from tests.support import models, zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_STEPS = 40
@@ -217,7 +217,7 @@ def test_reads_a_model_dir_written_by_tf_estimator_2_15(tmp_path):
     model_dir = str(tmp_path / "tf_estimator")
     env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "PYTHONPATH")}
     result = zygote.run(
-        [TF215_PYTHON, os.path.join(ROOT, "tests", "compat", "inspect_driver.py"),
+        [TF215_PYTHON, os.path.join(ROOT, "tests", "oracle", "inspect_driver.py"),
          model_dir], capture_output=True, text=True, env=env, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-4000:]
     driver = json.loads(result.stdout.strip().splitlines()[-1])

@@ -21,7 +21,7 @@ import tensorflow as tf  # noqa: F401 -- the module the aliases attach to
 import estimator_lite
 from estimator_lite import _alias_modules, _alias_table, install
 from tests.oracle import TF215_PYTHON, requires_oracle
-from tests.stale_estimator import (
+from tests.support.stale_estimator import (
     STALE_VERSION,
     install_stale_estimator,
     requires_tf_without_estimator,

@@ -1,10 +1,10 @@
 """model_to_estimator on the TF docs' tutorial shape, against tf.estimator 2.15's.
 
-tests/compat/keras_estimator_driver.py runs three times at once: the oracle
+tests/oracle/keras_estimator_driver.py runs three times at once: the oracle
 (tf.keras.estimator.model_to_estimator, Keras 2) and estimator_lite with tf-keras
 (TF_USE_LEGACY_KERAS=1, when installed) in subprocesses, estimator_lite with Keras 3
 in this process. The driver clears the Keras session first, so layer names (and the
-output name `dense_1`) agree. tests/compat/keras_estimator_cases_driver.py runs the
+output name `dense_1`) agree. tests/oracle/keras_estimator_cases_driver.py runs the
 same three ways: what users compile (string losses, AUC, their own Sequential or
 functional classes) trains to the oracle's weights and metrics, and what
 tf.estimator refuses (a subclassed model, a feature key that is not the model's
@@ -23,12 +23,12 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DRIVER = os.path.join(ROOT, "tests", "compat", "keras_estimator_driver.py")
-CASES_DRIVER = os.path.join(ROOT, "tests", "compat", "keras_estimator_cases_driver.py")
+DRIVER = os.path.join(ROOT, "tests", "oracle", "keras_estimator_driver.py")
+CASES_DRIVER = os.path.join(ROOT, "tests", "oracle", "keras_estimator_cases_driver.py")
 HAS_TF_KERAS = importlib.util.find_spec("tf_keras") is not None
 # The weights start identical; Keras 3 draws its own dropout masks (seeded, so the
 # run is deterministic), which moves the result a little. Measured at 300 steps:

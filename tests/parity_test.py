@@ -1,6 +1,6 @@
 """tf.estimator 2.15 parity cases give the oracle's outcome on estimator_lite.
 
-tests/compat/parity_driver.py runs each case on one library; EXPECTED is what
+tests/oracle/parity_driver.py runs each case on one library; EXPECTED is what
 tf.estimator 2.15 gives (the oracle test re-checks it when the oracle is there).
 """
 
@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from tests import zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DRIVER = os.path.join(ROOT, "tests", "compat", "parity_driver.py")
+DRIVER = os.path.join(ROOT, "tests", "oracle", "parity_driver.py")
 
 EXPECTED = {
     "chief_without_cluster": "ValueError",

@@ -14,11 +14,11 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests import models, zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.support import models, zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "predictor_driver.py")
+DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "predictor_driver.py")
 driver = load_driver(DRIVER_PATH, "predictor_driver")
 
 TOLERANCE = 1e-6

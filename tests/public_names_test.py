@@ -1,12 +1,12 @@
 """Every public name of tf.estimator 2.15 is in estimator_lite or deliberately absent.
 
 tests/data/tf_estimator_2_15_public_names.txt was dumped from the real tf.estimator
-(tests/compat/dump_public_names.py). A name missing here must be listed, with its
+(tests/oracle/dump_public_names.py). A name missing here must be listed, with its
 reason, in docs/differences.md's "Deliberately absent" table.
 """
 
 import estimator_lite as el
-from tests.public_names import documented_absent_names, dumped_names, resolves
+from tests.support.public_names import documented_absent_names, dumped_names, resolves
 
 PREFIX = "tf.estimator."
 

@@ -9,11 +9,11 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite.run_config import parse_tf_config
-from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TABLE_DRIVER = os.path.join(ROOT, "tests", "compat", "run_config_driver.py")
+TABLE_DRIVER = os.path.join(ROOT, "tests", "oracle", "run_config_driver.py")
 
 CHIEF = "127.0.0.1:2220"
 WORKERS = ["127.0.0.1:2221", "127.0.0.1:2222"]

@@ -19,7 +19,7 @@ import zipfile
 import pytest
 
 from tests.oracle import TF215_PYTHON, requires_oracle
-from tests.stale_estimator import (
+from tests.support.stale_estimator import (
     STALE_VERSION,
     install_stale_estimator,
     requires_tf_without_estimator,

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite._engine import model_dir as names
-from tests import models
+from tests.support import models
 
 # TensorFlow >= 2.21 no longer installs TensorBoard; the `test` extra does. A
 # TensorBoard that fails inside its import (one older than a TF pre-release) skips

@@ -21,7 +21,7 @@ import tensorflow as tf
 
 import estimator_lite as el
 from tests.oracle import requires_legacy_keras
-from tests.tf_versions import TF1
+from tests.support.tf_versions import TF1
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = os.path.join(ROOT, "examples", "tf1_program.py")

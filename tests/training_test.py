@@ -15,13 +15,13 @@ from estimator_lite import training
 from estimator_lite._engine import completion
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._tf import tf
-from tests import models, zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle, run_oracle_driver
-from tests.tf_versions import serve
+from tests.support import models, zygote
+from tests.support.tf_versions import serve
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXECUTOR_DRIVER = os.path.join(ROOT, "tests", "compat", "executor_driver.py")
-MOCK_EXECUTOR_DRIVER = os.path.join(ROOT, "tests", "compat", "mock_executor_driver.py")
+EXECUTOR_DRIVER = os.path.join(ROOT, "tests", "oracle", "executor_driver.py")
+MOCK_EXECUTOR_DRIVER = os.path.join(ROOT, "tests", "oracle", "mock_executor_driver.py")
 
 ERR_VALID_TYPES = "valid task types: chief, evaluator, master, ps, worker"
 ERR_ONE_EVALUATOR = r"only one evaluator \(index 0\)"

@@ -1,6 +1,6 @@
 """Multi-device strategies (MirroredStrategy, CentralStorageStrategy) on logical CPUs.
 
-tests/compat/strategy_driver.py runs every case in one fresh interpreter with 4
+tests/oracle/strategy_driver.py runs every case in one fresh interpreter with 4
 logical CPUs (set up before TensorFlow starts, and no `device_count` in the
 session config: estimator_lite must see the devices by itself) and prints the
 numbers. Checked here:
@@ -21,11 +21,11 @@ import sys
 import numpy as np
 import pytest
 
-from tests import zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER = os.path.join(ROOT, "tests", "compat", "strategy_driver.py")
+DRIVER = os.path.join(ROOT, "tests", "oracle", "strategy_driver.py")
 RECORDED = os.path.join(ROOT, "tests", "data", "strategy_oracle.json")
 PREFIX = "STRATEGY_RESULTS "
 TOLERANCE = 1e-5

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests import models, zygote
+from tests.support import models, zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

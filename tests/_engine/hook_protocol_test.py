@@ -9,7 +9,7 @@ from estimator_lite._engine.hook_protocol import (
     without_readiness_reports,
 )
 from estimator_lite._tf import tf
-from tests.tf_versions import tf2_only
+from tests.support.tf_versions import tf2_only
 
 
 class RecordingHook(tf.train.SessionRunHook):

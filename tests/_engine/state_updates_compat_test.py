@@ -1,6 +1,6 @@
 """Keras 3 layers and metrics in a model_fn give tf-keras' and tf.estimator 2.15's numbers.
 
-tests/compat/keras_driver.py (a model_fn with Dense, BatchNormalization and Dropout
+tests/oracle/keras_driver.py (a model_fn with Dense, BatchNormalization and Dropout
 layers and Keras metrics, written as users write it) runs here with Keras 3, in a
 subprocess with tf-keras (`TF_USE_LEGACY_KERAS=1`, grouping `layer.updates` as the
 tf.estimator guides said), and with the oracle (tf.estimator 2.15, Keras 2). With
@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 
 import estimator_lite as el
-from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER = os.path.join(ROOT, "tests", "compat", "keras_driver.py")
+DRIVER = os.path.join(ROOT, "tests", "oracle", "keras_driver.py")
 DRIVER_MODULE = load_driver(DRIVER, "keras_driver")
 TOLERANCE = 1e-5
 HAS_TF_KERAS = importlib.util.find_spec("tf_keras") is not None

@@ -1,6 +1,6 @@
 """Canned estimators share checkpoints and serving signatures with tf.estimator 2.15.
 
-tests/compat/canned_driver.py builds the same DNNClassifier (3 classes, label
+tests/oracle/canned_driver.py builds the same DNNClassifier (3 classes, label
 vocabulary, weights, batch norm, RMSProp), LinearClassifier (sparse_combiner
 'mean'), DNNLinearCombinedClassifier (Adam + Adagrad) and DNNRegressor (Adam) for
 both libraries. estimator_lite trains them to step 20, then the TF 2.15 interpreter
@@ -24,11 +24,11 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite import canned
-from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "canned_driver.py")
+DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "canned_driver.py")
 FIRST_STEPS = 20
 MORE_STEPS = 30
 METRIC_TOLERANCE = 1e-5

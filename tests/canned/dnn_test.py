@@ -13,7 +13,7 @@ from estimator_lite import canned
 from estimator_lite.compat import v1
 
 DRIVER_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                           "compat", "canned_driver.py")
+                           "oracle", "canned_driver.py")
 BINARY_METRICS = {"accuracy", "accuracy_baseline", "auc", "auc_precision_recall",
                   "average_loss", "label/mean", "loss", "precision", "prediction/mean",
                   "recall", "global_step"}

@@ -4,7 +4,7 @@ DNNClassifier's docstring example (``optimizer=lambda: tf.keras.optimizers.Adam(
 learning_rate=tf.compat.v1.train.exponential_decay(..., global_step=...))``) and a
 wide-and-deep model with an ``ExponentialDecay`` schedule on the linear part (its
 optimizer keeps its own iteration count) and a decayed tensor on the DNN part (from
-tests/compat/keras_optimizer_driver.py) train 10 steps from the same starting
+tests/oracle/keras_optimizer_driver.py) train 10 steps from the same starting
 weights on tf.estimator 2.15 (legacy optimizers), on estimator_lite with Keras 3
 (DNNClassifier's tensor passed to Adam as the docstring writes it, which Keras 3
 alone refuses; the combined model's as a callable), with tf-keras' optimizers and
@@ -17,7 +17,7 @@ import pytest
 import tensorflow as tf
 
 from estimator_lite.canned import optimizers
-from tests import keras_optimizer_runs as runs
+from tests.oracle import keras_optimizer_runs as runs
 from tests.oracle import requires_oracle
 
 

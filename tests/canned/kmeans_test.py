@@ -1,6 +1,6 @@
 """compat.v1.experimental.KMeans clusters as tf.compat.v1.estimator's KMeans (2.15).
 
-tests/compat/kmeans_driver.py builds the same four models for both libraries:
+tests/oracle/kmeans_driver.py builds the same four models for both libraries:
 full-batch Lloyd steps from random centers; mini-batch k-means from k-means++
 centers with the cosine distance; mini-batch with a synced working copy
 (``mini_batch_steps_per_iteration=3``) reading feature columns; full batch from an
@@ -22,7 +22,7 @@ from estimator_lite.compat import v1
 from tests.oracle import load_driver, requires_oracle, run_oracle_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "kmeans_driver.py")
+DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "kmeans_driver.py")
 TOLERANCE = 1e-5
 
 driver = load_driver(DRIVER_PATH, "kmeans_driver")

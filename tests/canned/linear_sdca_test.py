@@ -1,6 +1,6 @@
 """LinearSDCA trains linear estimators as tf.estimator 2.15 does, checkpoints included.
 
-tests/compat/linear_sdca_driver.py builds the same three models for both libraries:
+tests/oracle/linear_sdca_driver.py builds the same three models for both libraries:
 a LinearClassifier (numeric, vocabulary and multi-valued hashed columns, example
 weights, L1 + L2, 2 loss partitions, the example table in 3 shards), a
 LinearRegressor (numeric, bucketized and weighted-id columns) and compat.v1's
@@ -25,7 +25,7 @@ from estimator_lite.canned import linear_sdca
 from tests.oracle import load_driver, requires_oracle, run_oracle_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "linear_sdca_driver.py")
+DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "linear_sdca_driver.py")
 FIRST_STEPS = 25  # 2.5 passes over the 10 examples: states are read back
 MORE_STEPS = 35
 TOLERANCE = 1e-5

@@ -4,7 +4,7 @@ With `install_as_tf_estimator()`, ``tensorflow_estimator.python.estimator.canned
 linear`` & co. serve estimator_lite's equivalents: `LinearModel`,
 `linear_logit_fn_builder`, `_compute_fraction_of_zero`,
 `_baseline_model_fn_builder_v2`, `_dnn_linear_combined_model_fn_v2`, gc's filters
-and `util.parse_input_fn_result`. tests/compat/private_builders_driver.py calls
+and `util.parse_input_fn_result`. tests/oracle/private_builders_driver.py calls
 them the same way on both libraries (the TF 2.15 side through
 ESTIMATOR_LITE_TF215_PYTHON): same variables, logits, summaries, one training
 step's values, filters and parsed inputs.
@@ -23,7 +23,7 @@ from estimator_lite._pycompat import zip_strict
 from tests.oracle import load_driver, requires_oracle, run_oracle_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "private_builders_driver.py")
+DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "private_builders_driver.py")
 
 driver = load_driver(DRIVER_PATH, "private_builders_driver")
 

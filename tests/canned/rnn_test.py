@@ -1,6 +1,6 @@
 """RNNClassifier / RNNEstimator share checkpoints and results with tf.estimator 2.15.
 
-tests/compat/rnn_driver.py builds the same three models for both libraries: an
+tests/oracle/rnn_driver.py builds the same three models for both libraries: an
 LSTM classifier (int units, context column, weights, label vocabulary, optimizer
 by name, so learning rate 0.05 and clipnorm 5 with a SUM loss), a stacked-GRU
 RNNEstimator with a regression head (Adam), and a simple-RNN classifier with
@@ -27,7 +27,7 @@ import estimator_lite as el
 from tests.oracle import load_driver, requires_oracle, run_oracle_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "rnn_driver.py")
+DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "rnn_driver.py")
 FIRST_STEPS = 6
 MORE_STEPS = 10
 TOLERANCE = 1e-5

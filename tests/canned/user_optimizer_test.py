@@ -4,7 +4,7 @@ tf.estimator 2.15 trained a Keras optimizer by calling its ``get_updates(loss,
 params)``; users (and tf.estimator's own tests) wrote optimizers that define it,
 minimal legacy OptimizerV2 subclasses (``_create_slots``, ``_resource_apply_dense``)
 and legacy optimizers overriding ``get_gradients``.
-tests/compat/user_optimizer_driver.py trains such optimizers in LinearRegressor,
+tests/oracle/user_optimizer_driver.py trains such optimizers in LinearRegressor,
 BaselineClassifier, a linear-only DNNLinearCombinedRegressor and a RegressionHead
 model_fn, 10 steps each, on the oracle, on estimator_lite with tf-keras
 (TF_USE_LEGACY_KERAS=1, in a subprocess; the linear model in two train() calls with
@@ -24,7 +24,6 @@ import tensorflow as tf
 import estimator_lite as el
 from estimator_lite import _keras
 from estimator_lite.canned import optimizers
-from tests import zygote
 from tests.oracle import (
     LEGACY_KERAS_REASON,
     legacy_keras_available,
@@ -32,9 +31,10 @@ from tests.oracle import (
     requires_oracle,
     run_oracle_driver,
 )
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "user_optimizer_driver.py")
+DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "user_optimizer_driver.py")
 RTOL, ATOL = 1e-4, 1e-5
 
 driver = load_driver(DRIVER_PATH, "user_optimizer_driver")

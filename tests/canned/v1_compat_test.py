@@ -26,12 +26,12 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite.compat.v1 as tf_estimator_v1
-from tests import zygote
 from tests.canned.canned_compat_test import _signatures
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "canned_v1_driver.py")
+DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "canned_v1_driver.py")
 FIRST_STEPS = 6
 MORE_STEPS = 10
 METRIC_TOLERANCE = 1e-5

@@ -1,7 +1,7 @@
 """Every public name of tf.compat.v1.estimator 2.15 is in estimator_lite.compat.v1.
 
 tests/data/tf_compat_v1_estimator_2_15_public_names.txt was dumped from the real
-tf.compat.v1.estimator (`tests/compat/dump_public_names.py compat.v1`). A name missing
+tf.compat.v1.estimator (`tests/oracle/dump_public_names.py compat.v1`). A name missing
 here must be listed, with its reason, in docs/differences.md's "Deliberately absent
 from compat.v1" table.
 """
@@ -9,7 +9,7 @@ from compat.v1" table.
 import estimator_lite as el
 from estimator_lite.canned import v1 as canned_v1
 from estimator_lite.compat import v1
-from tests.public_names import documented_absent_names, dumped_names, resolves
+from tests.support.public_names import documented_absent_names, dumped_names, resolves
 
 PREFIX = "tf.compat.v1.estimator."
 V1_ONLY_CANNED = ("DNNClassifier", "DNNRegressor", "DNNEstimator", "LinearClassifier",

@@ -14,9 +14,9 @@ import sys
 
 import pytest
 
-from tests import zygote
 from tests.conformance import driver
 from tests.conformance.registry import differences
+from tests.support import zygote
 
 # Scenario name -> why estimator_lite differs from tf.estimator 2.15 on purpose.
 _EXPORTER_CHECKED = "exporters check their arguments when built"

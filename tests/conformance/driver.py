@@ -78,7 +78,7 @@ def oracle_answers():
     """Runs every scenario on the oracle interpreter; returns its answers."""
     python = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
     if not python:
-        sys.exit("needs ESTIMATOR_LITE_TF215_PYTHON (see tests/oracle.py)")
+        sys.exit("needs ESTIMATOR_LITE_TF215_PYTHON (see tests/oracle/__init__.py)")
     out = subprocess.run([python, os.path.abspath(__file__), "oracle"],
                          capture_output=True, text=True, check=True,
                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))

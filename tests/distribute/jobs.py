@@ -6,7 +6,7 @@ roles), the way TFJob and Cloud ML Engine started tf.estimator programs:
 - estimator_lite: this interpreter runs the program as it is;
 - tf_estimator: ESTIMATOR_LITE_TF215_PYTHON (TF 2.15 + tensorflow-estimator 2.15)
   runs a copy whose import swap line is replaced, as tests/migration/runner.py does.
-Roles start through tests/zygote.py (forked from a warm interpreter of the same
+Roles start through tests/support/zygote.py (forked from a warm interpreter of the same
 kind). Every role must exit by itself: `run_job` waits for all of them under one deadline,
 SIGKILLs whatever is still running then (a hung TensorFlow session ignores SIGINT)
 and reports it as hung. Each role's stdout and stderr go to a log file; a role's
@@ -22,8 +22,8 @@ import subprocess
 import sys
 import time
 
-from tests import zygote
 from tests.migration import runner
+from tests.support import zygote
 
 __all__ = ["LITE", "ORACLE", "JobRun", "RoleRun", "cluster_spec", "run_job",
            "worker_only", "chief_worker_evaluator", "ps_chief_worker"]

@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from tests import zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
-from tests.tf_versions import tf2_only
+from tests.support import zygote
+from tests.support.tf_versions import tf2_only
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER = os.path.join(ROOT, "tests", "compat", "export_all_driver.py")
+DRIVER = os.path.join(ROOT, "tests", "oracle", "export_all_driver.py")
 
 
 def _start(python, library):

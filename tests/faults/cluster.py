@@ -1,7 +1,7 @@
 """A cluster of `job.py` subprocesses on 127.0.0.1 for fault-injection tests.
 
 Each role (ps, chief, workers, evaluator) is one `sys.executable job.py` process
-(forked from tests/zygote.py's warm interpreter) with its own TF_CONFIG; its
+(forked from tests/support/zygote.py's warm interpreter) with its own TF_CONFIG; its
 output (stdout and stderr) goes to a log file per incarnation under the test's
 tmp dir. The harness signals, restarts and waits for roles, polls conditions with
 deadlines (no fixed sleeps), and reads what a model_dir holds (checkpoints,
@@ -22,8 +22,8 @@ from estimator_lite._engine import model_dir as model_dir_lib
 
 # The one import of the local-cluster helpers (moved here from estimator_lite.cluster).
 from estimator_lite._engine.local_cluster import local_cluster_spec, tf_config
-from tests import zygote
 from tests.faults.job import EXPORTER_NAME, ROLLBACK_TAG
+from tests.support import zygote
 
 __all__ = ["Cluster", "wait_for", "restores", "export_step", "EXPORTER_NAME"]
 

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests import zygote
+from tests.support import zygote
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "full_disk_job.py")

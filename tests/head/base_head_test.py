@@ -2,7 +2,7 @@
 
 Subclassing `Head` on tf.estimator's abstract interface; what heads do with odd
 logits, labels and weights (compared with the oracle through
-tests/compat/head_inputs_driver.py); the summaries of a TRAIN spec.
+tests/oracle/head_inputs_driver.py); the summaries of a TRAIN spec.
 """
 
 import glob
@@ -16,11 +16,11 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite.tpu import TPUEstimatorSpec
-from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-INPUTS_DRIVER = os.path.join(ROOT, "tests", "compat", "head_inputs_driver.py")
+INPUTS_DRIVER = os.path.join(ROOT, "tests", "oracle", "head_inputs_driver.py")
 ERR_SUBCLASS = ("Subclasses of Head must implement `create_estimator_spec()` or "
                 "_create_tpu_estimator_spec().")
 

@@ -13,11 +13,11 @@ import tensorflow as tf
 import estimator_lite as el
 from estimator_lite.compat import v1 as el_v1
 from estimator_lite.head import BinaryClassHead
-from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SOFT_LABELS_DRIVER = os.path.join(ROOT, "tests", "compat", "soft_labels_driver.py")
+SOFT_LABELS_DRIVER = os.path.join(ROOT, "tests", "oracle", "soft_labels_driver.py")
 
 LOGITS = np.array([[-2.0], [0.5], [1.5], [-0.3], [3.0], [-1.0]], np.float32)
 LABELS = np.array([[0], [1], [0], [1], [1], [0]], np.int64)

@@ -1,6 +1,6 @@
 """Heads used eagerly, as tf.estimator 2.15's heads may be: loss, streaming
 metrics over several batches, predictions and input errors, compared with
-tf.estimator's answers (tests/compat/head_eager_driver.py runs on both)."""
+tf.estimator's answers (tests/oracle/head_eager_driver.py runs on both)."""
 
 import os
 
@@ -13,7 +13,7 @@ from estimator_lite.head import sequential_head
 from tests.oracle import load_driver, requires_oracle, run_oracle_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER = os.path.join(ROOT, "tests", "compat", "head_eager_driver.py")
+DRIVER = os.path.join(ROOT, "tests", "oracle", "head_eager_driver.py")
 
 
 def _assert_close(actual, expected, path=""):

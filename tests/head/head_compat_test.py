@@ -1,6 +1,6 @@
 """estimator_lite's heads against tf.estimator 2.15's on the same logits and labels.
 
-tests/compat/head_driver.py runs every case with the oracle interpreter
+tests/oracle/head_driver.py runs every case with the oracle interpreter
 (ESTIMATOR_LITE_TF215_PYTHON: tensorflow 2.15 + tensorflow-estimator 2.15) and, in
 this process, with estimator_lite; eval metrics, losses, predictions, export outputs
 and SavedModel signatures must agree (values within 1e-5, AUCs included: both use
@@ -17,11 +17,11 @@ import pytest
 
 import estimator_lite as el
 import estimator_lite.head as heads
-from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER = os.path.join(ROOT, "tests", "compat", "head_driver.py")
+DRIVER = os.path.join(ROOT, "tests", "oracle", "head_driver.py")
 TOLERANCE = 1e-5
 PREDICT_METHOD = "tensorflow/serving/predict"
 

@@ -1,6 +1,6 @@
 """Heads take Keras optimizers as tf.estimator 2.15 did, on both Keras stacks.
 
-The head programs of tests/compat/keras_optimizer_driver.py (a linear model with
+The head programs of tests/oracle/keras_optimizer_driver.py (a linear model with
 fixed weights, a head, ``tf.keras.optimizers.*`` with constant rates, a decayed
 tensor and schedules, 10 steps) run on tf.estimator 2.15 (legacy optimizers, as it
 required), on estimator_lite with Keras 3, with tf-keras' optimizers and with
@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests import keras_optimizer_runs as runs
+from tests.oracle import keras_optimizer_runs as runs
 from tests.oracle import requires_oracle
 
 NO_EQUIVALENT = "Keras optimizer Nadam has no graph-mode equivalent"

@@ -14,8 +14,8 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite.inputs import numpy_input_fn
-from tests import zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
+from tests.support import zygote
 
 SHUFFLE_ERROR = "shuffle must be provided and explicitly set as boolean"
 X_TYPE_ERROR = "x must be a dict or array; got list"

@@ -1,7 +1,7 @@
 """Runs the migration programs of examples/migration/ on both backends and compares.
 
 A program runs as a user runs it: a subprocess, `python <program> --model-dir DIR`
-(forked by tests/zygote.py from a warm interpreter, which a program cannot tell
+(forked by tests/support/zygote.py from a warm interpreter, which a program cannot tell
 from a fresh one).
 - estimator_lite: the program file as it is, with this interpreter (TF >= 2.16).
 - tf_estimator: a copy whose one line `import estimator_lite as tf_estimator  #
@@ -35,7 +35,7 @@ import tempfile
 import time
 
 from tests import oracle as oracle_env
-from tests import zygote
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM_DIR = os.path.join(ROOT, "examples", "migration")

@@ -320,7 +320,7 @@ print("STEP", est.get_variable_value("global_step"))
 
 
 def test_a_replicating_strategy_trains_one_step_per_call_with_a_warning(tmp_path):
-    from tests import zygote  # noqa: PLC0415 - the fork server only when one runs
+    from tests.support import zygote  # noqa: PLC0415 - the fork server only when one runs
 
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(HERE)),
                TF_CPP_MIN_LOG_LEVEL="2")

@@ -2,7 +2,7 @@
 
 With `install_as_tf_estimator()`, ``tensorflow_estimator.python.estimator.canned.
 optimizers.get_optimizer_instance`` is estimator_lite's
-(`estimator_lite.optimizers.v1`). tests/compat/optimizer_instance_driver.py calls
+(`estimator_lite.optimizers.v1`). tests/oracle/optimizer_instance_driver.py calls
 it the same way on both libraries: same optimizer classes and learning rates, the
 given instance returned as it is, the same error types.
 """
@@ -18,7 +18,7 @@ from estimator_lite.optimizers import v1
 from tests.oracle import load_driver, requires_oracle, run_oracle_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "optimizer_instance_driver.py")
+DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "optimizer_instance_driver.py")
 
 driver = load_driver(DRIVER_PATH, "optimizer_instance_driver")
 

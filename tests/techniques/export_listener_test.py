@@ -6,7 +6,7 @@ import os
 import pytest
 
 import estimator_lite as el
-from tests import models
+from tests.support import models
 
 
 def test_export_listener_exports_every_n_steps_and_the_last(tmp_path):

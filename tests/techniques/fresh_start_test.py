@@ -5,7 +5,7 @@ import os
 import pytest
 
 import estimator_lite as el
-from tests import models
+from tests.support import models
 
 
 def test_removes_checkpoints_events_evals_exports_only(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 import estimator_lite as el
 from estimator_lite._tf import tf
 from estimator_lite.techniques.towers import _sum_gradients
-from tests.tf_versions import TF1, serve
+from tests.support.tf_versions import TF1, serve
 
 ATOL = 1e-5
 BATCH = 16

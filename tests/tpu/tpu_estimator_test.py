@@ -15,8 +15,8 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite import tpu
-from tests import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.support import zygote
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVER = os.path.join(HERE, "bert_classifier_driver.py")

@@ -2,9 +2,9 @@
 
 Run with the TF 2.15 + tensorflow-estimator 2.15 interpreter CI builds:
 
-    $ESTIMATOR_LITE_TF215_PYTHON tests/compat/dump_public_names.py \
+    $ESTIMATOR_LITE_TF215_PYTHON tests/oracle/dump_public_names.py \
         > tests/data/tf_estimator_2_15_public_names.txt
-    $ESTIMATOR_LITE_TF215_PYTHON tests/compat/dump_public_names.py compat.v1 \
+    $ESTIMATOR_LITE_TF215_PYTHON tests/oracle/dump_public_names.py compat.v1 \
         > tests/data/tf_compat_v1_estimator_2_15_public_names.txt
 
 The optional argument `compat.v1` walks `tf.compat.v1.estimator` (TF 1.x's
@@ -23,7 +23,7 @@ import tensorflow as tf
 
 HEADER = """\
 # Public names of {root}: TensorFlow {tf_version}, tensorflow-estimator {est_version}.
-# Made by: $ESTIMATOR_LITE_TF215_PYTHON tests/compat/dump_public_names.py{arg}
+# Made by: $ESTIMATOR_LITE_TF215_PYTHON tests/oracle/dump_public_names.py{arg}
 # (every attribute of {root} not starting with '_', recursing into its
 # submodules). One dotted name per line, sorted; lines starting with '#' are comments."""
 

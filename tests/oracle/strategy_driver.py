@@ -1,6 +1,6 @@
 """Strategy cases run in one fresh interpreter with 4 logical CPUs; prints JSON.
 
-Usage: python -m tests.compat.strategy_driver BACKEND
+Usage: python -m tests.oracle.strategy_driver BACKEND
   BACKEND = estimator_lite (this interpreter, TF >= 2.16) or tf_estimator (the
   TF 2.15 + tensorflow-estimator 2.15 oracle).
 

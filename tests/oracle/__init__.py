@@ -41,7 +41,7 @@ requires_legacy_keras = pytest.mark.skipif(not legacy_keras_available(),
 def run_oracle_driver(driver_path, *args, timeout_secs=900):
     """Runs a driver script on the oracle (through the test fork server); returns
     the JSON report it prints last, after checking it ran on TF 2.15."""
-    from tests import zygote  # noqa: PLC0415 - the fork server only when one runs
+    from tests.support import zygote  # noqa: PLC0415 - the fork server only when one runs
 
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("TF_CONFIG", None)

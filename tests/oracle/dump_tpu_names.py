@@ -1,6 +1,6 @@
 """Prints every public name under tf.compat.v1.estimator.tpu of TF <= 2.15.
 
-    $ESTIMATOR_LITE_TF215_PYTHON tests/compat/dump_tpu_names.py \
+    $ESTIMATOR_LITE_TF215_PYTHON tests/oracle/dump_tpu_names.py \
         > tests/data/tf_estimator_tpu_2_15_public_names.txt
 
 One dotted name per line, relative to the tpu module (`TPUEstimator`,
@@ -33,7 +33,7 @@ def main():
         sys.exit(f"TensorFlow {tf.__version__} has no tf.compat.v1.estimator.tpu: run "
                  "this with TF <= 2.15 and tensorflow-estimator installed")
     print(f"# Public names of tf.compat.v1.estimator.tpu, TensorFlow {tf.__version__}.")
-    print("# Made by: $ESTIMATOR_LITE_TF215_PYTHON tests/compat/dump_tpu_names.py")
+    print("# Made by: $ESTIMATOR_LITE_TF215_PYTHON tests/oracle/dump_tpu_names.py")
     for name in public_names(estimator.tpu):
         print(name)
 

@@ -1,4 +1,4 @@
-"""One run of tests/compat/keras_optimizer_driver.py per interpreter, shared by tests.
+"""One run of tests/oracle/keras_optimizer_driver.py per interpreter, shared by tests.
 
 tests/head/keras_optimizer_test.py and tests/canned/keras_learning_rate_test.py
 compare the same runs: the oracle (tf.estimator 2.15, legacy Keras optimizers), a
@@ -19,16 +19,16 @@ import numpy as np
 import pytest
 
 import estimator_lite
-from tests import zygote
 from tests.oracle import (
     LEGACY_KERAS_REASON,
     TF215_PYTHON,
     legacy_keras_available,
     load_driver,
 )
+from tests.support import zygote
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DRIVER_PATH = os.path.join(ROOT, "tests", "compat", "keras_optimizer_driver.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "keras_optimizer_driver.py")
 GROUPS = "heads,canned"
 TIMEOUT_SECS = 900
 # The runs: tf.estimator 2.15; estimator_lite with Keras 3, tf-keras, tf-keras legacy.

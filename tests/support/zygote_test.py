@@ -1,4 +1,4 @@
-"""tests/zygote.py: a forked run looks like a fresh interpreter to the tests.
+"""tests/support/zygote.py: a forked run looks like a fresh interpreter to the tests.
 
 Each case runs the same command through a zygote child and through a plain
 subprocess and compares what the program saw (argv, cwd, environment, sys.path,
@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from tests import zygote
 from tests.oracle import TF215_PYTHON, requires_oracle
+from tests.support import zygote
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 _REPORT = """
 import json, os, sys

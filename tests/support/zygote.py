@@ -63,7 +63,7 @@ __all__ = ["NO_ZYGOTE_ENV", "ZygoteProcess", "Popen", "run", "would_fork",
 
 NO_ZYGOTE_ENV = "ESTIMATOR_LITE_TEST_NO_ZYGOTE"
 PIPE, STDOUT, DEVNULL = subprocess.PIPE, subprocess.STDOUT, subprocess.DEVNULL
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _THIS_FILE = os.path.abspath(__file__)
 # What each server imports before forking. Only imports: nothing here may start
 # the TF runtime, or a child could not set up logical devices any more.

@@ -9,7 +9,7 @@ Shared by tests/public_names_test.py (tf.estimator) and tests/compat/v1_test.py
 import os
 import re
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def dumped_names(file_name, prefix):

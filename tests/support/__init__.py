@@ -1,0 +1,1 @@
+"""Test infrastructure: the fork server, shared models, version shims."""
