@@ -138,8 +138,8 @@ class Estimator:
         self._model_fn = model_fn_lib.check_model_fn(model_fn, params)
         # Any object, as tf.estimator (e.g. an HParams); copied, never shared.
         self._params = copy.deepcopy(params or {})
-        if isinstance(warm_start_from, (str, os.PathLike)):
-            warm_start_from = WarmStartSettings(warm_start_from)
+        if isinstance(warm_start_from, (str, bytes, os.PathLike)):
+            warm_start_from = warm_start.settings_from_path(warm_start_from)
         if warm_start_from is not None and not isinstance(warm_start_from,
                                                           WarmStartSettings):
             raise TypeError("warm_start_from must be a path or WarmStartSettings, got "

@@ -63,7 +63,7 @@ NOT_CORE = {
     # The corpora: long, and what they check is the library's answers, which the
     # core's own tests check on each version.
     "tests/migration/": "migration corpus",
-    "tests/conformance/": "~935 scenarios against recorded oracle answers",
+    "tests/conformance/": "~950 scenarios against recorded oracle answers",
     "tests/third_party/": "third-party libraries (pinned in .ci/run only)",
     # Checks of the repository's text, the same on every Python/TF.
     "tests/lint_test.py": "ruff on the tree",

@@ -150,6 +150,22 @@ def test_warm_start_copies_variables(tmp_path):
     assert target.get_variable_value("global_step") == 1  # global step is not copied
 
 
+def test_warm_start_from_the_bytes_path_export_saved_model_returns(tmp_path):
+    # As tf.estimator: a SavedModel directory warm-starts from its variables, and
+    # the bytes path export_saved_model returns is accepted as it is.
+    source = models.make_estimator(tmp_path / "source")
+    source.train(models.input_fn(), max_steps=20)
+    export_dir = source.export_saved_model(str(tmp_path / "export"),
+                                           models.raw_serving_input_fn)
+    assert isinstance(export_dir, bytes)
+    target = el.Estimator(models.linear_model_fn,
+                          config=el.RunConfig(model_dir=str(tmp_path / "target")),
+                          params={"learning_rate": 0.0}, warm_start_from=export_dir)
+    target.train(models.input_fn(), steps=1)
+    np.testing.assert_allclose(target.get_variable_value("w"),
+                               source.get_variable_value("w"))
+
+
 def test_listener_after_save_true_stops_training(tmp_path):
     listener = _RecordingListener(stop_at_step=20)
     est = models.make_estimator(tmp_path)
