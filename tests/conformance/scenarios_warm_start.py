@@ -132,32 +132,35 @@ def _renamed_linear(env, prev=True):
     return _observe(env, lambda: _linear(env, "x_new", settings), renamed=True)
 
 
+def _from_trained_dnn(make_target):
+    """A case: train a DNN source, then `make_target(env, source)`, observed."""
+    def case(env):
+        source = _trained_dnn(env)
+        return _observe(env, lambda: make_target(env, source))
+    return case
+
+
 _CASES = {
-    "dnn_path": lambda env: (lambda s: _observe(env, lambda: _dnn(env, s.model_dir)))(
-        _trained_dnn(env)),
-    "dnn_settings_all": lambda env: (lambda s: _observe(
-        env, lambda: _dnn(env, _settings(env, s))))(_trained_dnn(env)),
-    "dnn_regex_hidden_only": lambda env: (lambda s: _observe(env, lambda: _dnn(
-        env, _settings(env, s, vars_to_warm_start=".*hiddenlayer.*"))))(_trained_dnn(env)),
-    "dnn_list_of_names": lambda env: (lambda s: _observe(env, lambda: _dnn(
-        env, _settings(env, s, vars_to_warm_start=[
-            "dnn/hiddenlayer_0/kernel", "dnn/logits/bias"]))))(_trained_dnn(env)),
-    "dnn_regex_matches_nothing": lambda env: (lambda s: _observe(env, lambda: _dnn(
-        env, _settings(env, s, vars_to_warm_start="nothing_is_named_this.*"))))(
-        _trained_dnn(env)),
-    "dnn_vars_none": lambda env: (lambda s: _observe(env, lambda: _dnn(
-        env, _settings(env, s, vars_to_warm_start=None))))(_trained_dnn(env)),
+    "dnn_path": _from_trained_dnn(lambda env, s: _dnn(env, s.model_dir)),
+    "dnn_settings_all": _from_trained_dnn(lambda env, s: _dnn(env, _settings(env, s))),
+    "dnn_regex_hidden_only": _from_trained_dnn(lambda env, s: _dnn(
+        env, _settings(env, s, vars_to_warm_start=".*hiddenlayer.*"))),
+    "dnn_list_of_names": _from_trained_dnn(lambda env, s: _dnn(env, _settings(
+        env, s, vars_to_warm_start=["dnn/hiddenlayer_0/kernel", "dnn/logits/bias"]))),
+    "dnn_regex_matches_nothing": _from_trained_dnn(lambda env, s: _dnn(
+        env, _settings(env, s, vars_to_warm_start="nothing_is_named_this.*"))),
+    "dnn_vars_none": _from_trained_dnn(lambda env, s: _dnn(
+        env, _settings(env, s, vars_to_warm_start=None))),
     "dnn_vocab_remap": _vocab_remap,
     "dnn_v1_vocab_remap": lambda env: _vocab_remap(env, v1=True),
     "dnn_vocab_remap_constant_backup": lambda env: _vocab_remap(env, constant_backup=True),
-    "dnn_extra_layer_missing_in_checkpoint": lambda env: (lambda s: _observe(
-        env, lambda: _dnn(env, s.model_dir, hidden_units=(3, 2))))(_trained_dnn(env)),
-    "dnn_shape_mismatch": lambda env: (lambda s: _observe(
-        env, lambda: _dnn(env, s.model_dir, hidden_units=(4,))))(_trained_dnn(env)),
+    "dnn_extra_layer_missing_in_checkpoint": _from_trained_dnn(
+        lambda env, s: _dnn(env, s.model_dir, hidden_units=(3, 2))),
+    "dnn_shape_mismatch": _from_trained_dnn(
+        lambda env, s: _dnn(env, s.model_dir, hidden_units=(4,))),
     "dnn_savedmodel_dir": _savedmodel_dir,
     "dnn_savedmodel_dir_bytes": lambda env: _savedmodel_dir(env, as_bytes=True),
-    "dnn_v1_from_v2": lambda env: (lambda s: _observe(
-        env, lambda: _dnn(env, s.model_dir, v1=True)))(_trained_dnn(env)),
+    "dnn_v1_from_v2": _from_trained_dnn(lambda env, s: _dnn(env, s.model_dir, v1=True)),
     "linear_prev_var_name": _renamed_linear,
     "linear_renamed_without_mapping": lambda env: _renamed_linear(env, prev=False),
 }
