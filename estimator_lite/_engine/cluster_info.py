@@ -73,27 +73,29 @@ def _check_cluster(cluster, workers_only_ok=False):
     """Validates the `cluster` entry: {job_name: [address, ...]}.
 
     Any job name is accepted and addresses are not parsed, as in tf.estimator
-    (a server reports a bad address when it starts). `workers_only_ok`: a cluster
-    of workers without a chief is valid (worker 0 leads; MultiWorkerMirroredStrategy
-    clusters).
+    (a server reports a bad address when it starts). A job may also be a dict of
+    task index to address (a sparse job: `{"worker": {"1": "host:port"}}`), as
+    `tf.train.ClusterSpec` takes it. `workers_only_ok`: a cluster of workers
+    without a chief is valid (worker 0 leads; MultiWorkerMirroredStrategy clusters).
+
+    Returns:
+      {job: list of addresses, or {int index: address} for a sparse job}.
 
     Raises:
-      TypeError: `cluster` is not a dict of lists (tf.estimator's type).
-      ValueError: two chiefs, both chief and master, or no chief.
+      TypeError: `cluster` is not a dict of lists or dicts (tf.estimator's type).
+      ValueError: a sparse job's index is not a number; two chiefs, both chief
+        and master, or no chief.
     """
     if not isinstance(cluster, dict):
         raise _tf_config_error("'cluster' must be a dict of job name to address list",
                                cluster, TypeError)
-    for job, addresses in cluster.items():
-        if isinstance(addresses, str) or not isinstance(addresses, (list, tuple)):
-            raise _tf_config_error(f"cluster[{job!r}] must be a list of 'host:port' "
-                                   "strings", addresses, TypeError)
+    cluster = {job: _job(job, addresses) for job, addresses in cluster.items()}
     if roles.CHIEF in cluster and roles.MASTER in cluster:
         raise _tf_config_error("'chief' and 'master' cannot both be in the cluster",
                                cluster, as_tf_estimator="If `master` node exists in "
                                "`cluster`, job `chief` is not supported.")
     for single in roles.CHIEFS:
-        if len(cluster.get(single, ())) > 1:
+        if _job_size(cluster, single) > 1:
             raise _tf_config_error(f"at most one {single!r} task is allowed",
                                    cluster[single], as_tf_estimator=(
                                        f'The "cluster" in TF_CONFIG must have only '
@@ -104,7 +106,46 @@ def _check_cluster(cluster, workers_only_ok=False):
         raise _tf_config_error("a cluster needs one 'chief' (or legacy 'master') task",
                                cluster, as_tf_estimator='If "cluster" is set in '
                                'TF_CONFIG, it must have one "chief" node.')
-    return {job: list(addresses) for job, addresses in cluster.items()}
+    return cluster
+
+
+def _job(job, addresses):
+    """One job's addresses: a list, or {int index: address} for a sparse job (a
+    dict whose indices are 0..n-1 is that list, as in tf.train.ClusterSpec)."""
+    if isinstance(addresses, dict):
+        tasks = {}
+        for index, address in addresses.items():
+            try:
+                tasks[int(index)] = address
+            except (TypeError, ValueError):
+                raise _tf_config_error(f"cluster[{job!r}] is a dict of task index to "
+                                       "address; its keys must be ints", index) from None
+        if sorted(tasks) == list(range(len(tasks))):
+            return [tasks[i] for i in range(len(tasks))]
+        return tasks
+    if isinstance(addresses, str) or not isinstance(addresses, (list, tuple)):
+        raise _tf_config_error(f"cluster[{job!r}] must be a list of 'host:port' strings "
+                               "(or a dict of task index to address)", addresses,
+                               TypeError)
+    return list(addresses)
+
+
+def _job_tasks(cluster, job):
+    """The job's addresses by task index; None where a sparse job has no task (as
+    tf.train.ClusterSpec.job_tasks)."""
+    addresses = cluster.get(job, ())
+    if not isinstance(addresses, dict):
+        return list(addresses)
+    tasks = [None] * (max(addresses, default=-1) + 1)
+    for index, address in addresses.items():
+        if index >= 0:
+            tasks[index] = address
+    return tasks
+
+
+def _job_size(cluster, job):
+    """1 + the job's highest task index: what task indices and global ids count."""
+    return len(_job_tasks(cluster, job))
 
 
 def _task_index(index):
@@ -158,9 +199,10 @@ def _check_task(task, cluster):
                                f"(jobs: {sorted(cluster)})", task, as_tf_estimator=(
                                    f"{task_type} is not a valid task_type in the "
                                    "cluster_spec."))
-    if index >= len(cluster[task_type]):
-        raise _tf_config_error(f"task 'index' must be < {len(cluster[task_type])}, the "
-                               f"number of {task_type!r} tasks", index,
+    size = _job_size(cluster, task_type)
+    if index >= size:
+        raise _tf_config_error(f"task 'index' must be < {size}, the number of "
+                               f"{task_type!r} tasks", index,
                                as_tf_estimator=f"{index} is not a valid task_id for "
                                f"task_type {task_type}.")
     return task_type, index
@@ -199,7 +241,7 @@ def _global_id(cluster, task_type, task_id):
     for job in order:
         if job == task_type:
             return offset + task_id
-        offset += len(cluster.get(job, ()))
+        offset += _job_size(cluster, job)
     raise AssertionError(f"task type {task_type!r} not in cluster")  # checked before
 
 
@@ -236,7 +278,18 @@ def _service(config):
 
 def _single_node(cluster):
     """One job with one task: the session runs in-process (master '')."""
-    return len(cluster) == 1 and len(next(iter(cluster.values()))) == 1
+    return len(cluster) == 1 and _job_size(cluster, next(iter(cluster))) == 1
+
+
+def _task_address(cluster, task_type, task_id):
+    """The task's address; a sparse job's missing task is a TypeError (tf.estimator's
+    type: it fails joining None to 'grpc://')."""
+    address = _job_tasks(cluster, task_type)[task_id]
+    if address is None:
+        raise _tf_config_error(f"cluster[{task_type!r}] has no task {task_id} (a sparse "
+                               "job lists only its tasks' indices)", cluster[task_type],
+                               TypeError)
+    return address
 
 
 def parse_tf_config(raw=None, workers_only_ok=False):
@@ -287,7 +340,7 @@ def parse_tf_config(raw=None, workers_only_ok=False):
     elif _single_node(cluster):
         master = ""
     else:
-        master = "grpc://" + cluster[task_type][task_id]
+        master = "grpc://" + _task_address(cluster, task_type, task_id)
     workers = sum(len(cluster.get(j, ())) for j in roles.TRAINING)
     # Training tasks keep every job in their cluster_spec (an evaluator listed there
     # too, as tf.estimator); the default device filters keep sessions off it.
