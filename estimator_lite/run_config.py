@@ -153,13 +153,25 @@ _TF_ESTIMATOR_WORDING = {
 }
 
 
-def _check_strategy(name, strategy):
+def _is_ps_v2(strategy):
+    """TF2's ParameterServerStrategy (estimator_lite runs the tf.compat.v1 one)."""
+    return type(strategy).__name__ == "ParameterServerStrategyV2"
+
+
+def _check_strategy(name, strategy, replacing=False):
     """distribute.check_strategy; for TF2's ParameterServerStrategy the error also
-    names the one to use, as tf.estimator's does."""
+    names the one to use, as tf.estimator's does.
+
+    `replacing`: RunConfig.replace() takes TF2's ParameterServerStrategy, as
+    tf.estimator's replace() does; training with it fails then (in
+    `distribute.replicated`), with the same message.
+    """
+    if replacing and _is_ps_v2(strategy):
+        return
     try:
         distribute.check_strategy(name, strategy)
     except ValueError as e:
-        if type(strategy).__name__ != "ParameterServerStrategyV2":
+        if not _is_ps_v2(strategy):
             raise
         raise type(e)(f"{e}. Please use "
                       "`tf.compat.v1.distribute.experimental.ParameterServerStrategy` "
@@ -219,11 +231,12 @@ class RunConfig:
         self._init(locals(), parse_tf_config(
             workers_only_ok=distribute.is_collective(train_distribute)))
 
-    def _init(self, args, cluster_info):
+    def _init(self, args, cluster_info, replacing=False):
         """Validates and stores the arguments (a bad one's error also carries
-        tf.estimator's wording of the rule, for code that matches it)."""
+        tf.estimator's wording of the rule, for code that matches it).
+        `replacing`: called by replace() (see `_check_strategy`)."""
         try:
-            self._init_checked(args, cluster_info)
+            self._init_checked(args, cluster_info, replacing)
         except ValueError as e:
             message = str(e)
             for name, wording in _TF_ESTIMATOR_WORDING.items():
@@ -232,7 +245,7 @@ class RunConfig:
                     raise type(e)(f"{message}. {wording}") from None
             raise
 
-    def _init_checked(self, args, cluster_info):
+    def _init_checked(self, args, cluster_info, replacing):
         self._args = {name: args[name] for name in self._ARG_NAMES}
         self._cluster = cluster_info
         self._model_dir = _check_model_dir(args["model_dir"], cluster_info.model_dir)
@@ -284,7 +297,7 @@ class RunConfig:
         self._train_distribute = args["train_distribute"]
         self._eval_distribute = args["eval_distribute"]
         for name in ("train_distribute", "eval_distribute"):
-            _check_strategy(name, args[name])
+            _check_strategy(name, args[name], replacing)
         if args["experimental_distribute"] is not None:
             raise ValueError("experimental_distribute (a multi-worker DistributeConfig) is "
                              "not supported: use TF_CONFIG roles; got "
@@ -322,7 +335,8 @@ class RunConfig:
         As in tf.estimator the copy keeps the config's class (a subclass's overridden
         properties) and any attributes set on it; the cluster read from TF_CONFIG at
         construction is kept. Replacing one of save_checkpoints_steps/_secs with a
-        value clears the other.
+        value clears the other. TF2's ParameterServerStrategy is taken, as by
+        tf.estimator's replace(); training or evaluating with it fails.
 
         Raises:
           ValueError: an unknown argument name is given, or a value is invalid.
@@ -344,7 +358,7 @@ class RunConfig:
             args[secs] = None
         elif secs in kwargs and steps not in kwargs and kwargs[secs] is not None:
             args[steps] = None
-        new._init(args, self._cluster)
+        new._init(args, self._cluster, replacing=True)
         return new
 
     def __repr__(self):

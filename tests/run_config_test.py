@@ -626,3 +626,36 @@ def test_dict_job_with_every_index_is_a_list(monkeypatch):
 def test_sparse_job_errors(monkeypatch, cluster, task, error, message):
     with pytest.raises(error, match=message):
         _config(monkeypatch, {"cluster": cluster, "task": task})
+
+
+def _ps_v2():
+    # TF2's ParameterServerStrategy needs running ps/worker servers to be built; its
+    # class is what RunConfig checks, so an unbuilt instance stands in for one.
+    cls = tf.distribute.experimental.ParameterServerStrategy
+    return cls.__new__(cls)
+
+
+def test_tf2_parameter_server_strategy_refused_at_construction(monkeypatch):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    with pytest.raises(ValueError, match="tf.compat.v1.distribute.experimental"):
+        el.RunConfig(train_distribute=_ps_v2())
+
+
+@pytest.mark.parametrize("argument", ["train_distribute", "eval_distribute"])
+def test_replace_takes_tf2_parameter_server_strategy_and_training_fails(
+        monkeypatch, tmp_path, argument):
+    # As tf.estimator: replace() takes it (the original is unchanged) and running a
+    # model with it fails, here with a ValueError naming the strategy to use.
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    original = el.RunConfig(model_dir=str(tmp_path), save_checkpoints_steps=5)
+    strategy = _ps_v2()
+    config = original.replace(**{argument: strategy})
+    assert getattr(config, argument) is strategy
+    assert getattr(original, argument) is None
+    assert config.save_checkpoints_steps == 5
+    estimator = el.Estimator(_counting_model_fn({}), config=config)
+    run = (lambda: estimator.train(_ones, max_steps=1)) if argument == (
+        "train_distribute") else (lambda: estimator.evaluate(lambda: _ones().take(2)))
+    with pytest.raises(ValueError, match="ParameterServerStrategyV2.*"
+                       "tf.compat.v1.distribute.experimental.ParameterServerStrategy"):
+        run()
