@@ -567,3 +567,95 @@ def test_tf_config_errors_carry_tf_estimators_wording(cluster, task, phrase):
     with mock.patch.dict(os.environ, _tf_config(cluster, task)), pytest.raises(
             ValueError, match=phrase):
         el.RunConfig()
+
+
+# A job given as a dict of task index to address (tf.train.ClusterSpec's sparse
+# jobs). The values are tf.estimator 2.15's (checked on it): indices and global ids
+# count up to the highest index, the replica count counts the listed tasks.
+SPARSE_CLUSTER = {"chief": ["h0:1"], "worker": {"3": "h3:1", "1": "h1:1"}}
+
+
+@pytest.mark.parametrize("task_type, index, master, global_id, filters", [
+    ("worker", 3, "grpc://h3:1", 4, ["/job:ps", "/job:worker/task:3"]),
+    ("worker", 1, "grpc://h1:1", 2, ["/job:ps", "/job:worker/task:1"]),
+    ("chief", 0, "grpc://h0:1", 0, ["/job:ps", "/job:chief"]),
+])
+def test_sparse_job_as_tf_estimator(monkeypatch, task_type, index, master, global_id,
+                                    filters):
+    config = _config(monkeypatch, {"cluster": SPARSE_CLUSTER,
+                                   "task": {"type": task_type, "index": index}})
+    assert (config.task_type, config.task_id) == (task_type, index)
+    assert config.master == master
+    assert config.is_chief == (task_type == "chief")
+    assert config.num_worker_replicas == 3 and config.num_ps_replicas == 0
+    assert config.global_id_in_cluster == global_id
+    assert config.cluster_spec.as_dict() == {"chief": ["h0:1"],
+                                             "worker": {1: "h1:1", 3: "h3:1"}}
+    assert list(config.session_config.device_filters) == filters
+
+
+def test_sparse_ps_job_counts_its_tasks(monkeypatch):
+    config = _config(monkeypatch, {
+        "cluster": {"chief": ["h0:1"], "worker": ["h1:1"], "ps": {"2": "p2:1"}},
+        "task": {"type": "ps", "index": 2}})
+    assert config.master == "grpc://p2:1"
+    assert (config.num_ps_replicas, config.num_worker_replicas) == (1, 2)
+    assert config.global_id_in_cluster == 4
+
+
+def test_dict_job_with_every_index_is_a_list(monkeypatch):
+    config = _config(monkeypatch, {"cluster": {"chief": {"0": "h0:1"},
+                                               "worker": {"1": "h2:1", "0": "h1:1"}},
+                                   "task": {"type": "worker", "index": 1}})
+    assert config.cluster_spec.as_dict() == {"chief": ["h0:1"],
+                                             "worker": ["h1:1", "h2:1"]}
+    assert config.master == "grpc://h2:1" and config.global_id_in_cluster == 2
+
+
+@pytest.mark.parametrize("cluster, task, error, message", [
+    # A missing task of a sparse job: tf.estimator's type (it joins None to
+    # 'grpc://'), with a message naming the job and the index.
+    (SPARSE_CLUSTER, {"type": "worker", "index": 2}, TypeError, "has no task 2"),
+    (SPARSE_CLUSTER, {"type": "worker", "index": 0}, TypeError, "has no task 0"),
+    (SPARSE_CLUSTER, {"type": "worker", "index": 4}, ValueError, "must be < 4"),
+    ({"chief": {"1": "h0:1"}, "worker": ["h1:1"]}, {"type": "chief", "index": 1},
+     ValueError, "at most one 'chief'"),
+    ({"chief": ["h0:1"], "worker": {"a": "h1:1"}}, {"type": "chief", "index": 0},
+     ValueError, "keys must be ints"),
+])
+def test_sparse_job_errors(monkeypatch, cluster, task, error, message):
+    with pytest.raises(error, match=message):
+        _config(monkeypatch, {"cluster": cluster, "task": task})
+
+
+def _ps_v2():
+    # TF2's ParameterServerStrategy needs running ps/worker servers to be built; its
+    # class is what RunConfig checks, so an unbuilt instance stands in for one.
+    cls = tf.distribute.experimental.ParameterServerStrategy
+    return cls.__new__(cls)
+
+
+def test_tf2_parameter_server_strategy_refused_at_construction(monkeypatch):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    with pytest.raises(ValueError, match="tf.compat.v1.distribute.experimental"):
+        el.RunConfig(train_distribute=_ps_v2())
+
+
+@pytest.mark.parametrize("argument", ["train_distribute", "eval_distribute"])
+def test_replace_takes_tf2_parameter_server_strategy_and_training_fails(
+        monkeypatch, tmp_path, argument):
+    # As tf.estimator: replace() takes it (the original is unchanged) and running a
+    # model with it fails, here with a ValueError naming the strategy to use.
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    original = el.RunConfig(model_dir=str(tmp_path), save_checkpoints_steps=5)
+    strategy = _ps_v2()
+    config = original.replace(**{argument: strategy})
+    assert getattr(config, argument) is strategy
+    assert getattr(original, argument) is None
+    assert config.save_checkpoints_steps == 5
+    estimator = el.Estimator(_counting_model_fn({}), config=config)
+    run = (lambda: estimator.train(_ones, max_steps=1)) if argument == (
+        "train_distribute") else (lambda: estimator.evaluate(lambda: _ones().take(2)))
+    with pytest.raises(ValueError, match="ParameterServerStrategyV2.*"
+                       "tf.compat.v1.distribute.experimental.ParameterServerStrategy"):
+        run()

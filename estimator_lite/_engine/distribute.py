@@ -120,8 +120,23 @@ def is_parameter_server(strategy):
 
 
 def replicated(strategy):
-    """The `Replicated` runner for a strategy, or None without one."""
-    return None if strategy is None else Replicated(strategy)
+    """The `Replicated` runner for a strategy, or None without one.
+
+    Raises:
+      ValueError: a strategy this module does not run. RunConfig.replace() takes
+        TF2's ParameterServerStrategy, as tf.estimator's did; a model fails here.
+    """
+    if strategy is None:
+        return None
+    if _kind(strategy) not in SUPPORTED_STRATEGIES:
+        raise ValueError(
+            f"cannot train or evaluate with {_kind(strategy)} (the RunConfig's "
+            "train_distribute or eval_distribute, set by replace()): estimator_lite "
+            "runs MirroredStrategy, CentralStorageStrategy, OneDeviceStrategy, "
+            "MultiWorkerMirroredStrategy and "
+            "tf.compat.v1.distribute.experimental.ParameterServerStrategy (use it for "
+            "parameter server training)")
+    return Replicated(strategy)
 
 
 def reporting_reduce_op():

@@ -129,12 +129,6 @@ KNOWN_GAPS = {
         "with train_distribute and a cluster TF_CONFIG, tf.estimator takes its "
         "distribute-coordinator view (is_chief, master '', one worker); estimator_lite "
         "keeps the TF_CONFIG role's"),
-    "config/replace/train_distribute_ps_v2": (
-        "replace(train_distribute=<TF2 ParameterServerStrategy>) is refused here; "
-        "tf.estimator's replace accepts it (and fails later)"),
-    "config/tf_config/cluster/sparse_dict_job": (
-        "a job given as a dict of task index to address is refused here; "
-        "tf.estimator accepts it"),
 }
 
 _SCENARIOS = driver.load_scenarios().SCENARIOS
