@@ -82,7 +82,7 @@ class Flavor:
     name: str
     loss_reduction: str
     optimizer_factory: Callable
-    dnn_learning_rate: float | None
+    dnn_learning_rate: object  # a float, or None
     linear_learning_rate: float
     baseline_learning_rate: float
     combined_dnn_learning_rate: float
