@@ -32,16 +32,20 @@ import importlib
 
 __version__ = "0.1.0"
 
+# The canned estimators, TensorFlow-free for the lists that name them (here,
+# `canned.__all__` and compat.v1's, where they are the v1 classes).
+_CANNED_ESTIMATORS = (
+    "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "DNNClassifier",
+    "DNNEstimator", "DNNLinearCombinedClassifier", "DNNLinearCombinedEstimator",
+    "DNNLinearCombinedRegressor", "DNNRegressor", "LinearClassifier",
+    "LinearEstimator", "LinearRegressor",
+)
+
 # Public name -> the module that defines it. Loaded on first use (PEP 562), so
 # `import estimator_lite` and tools such as `python -m estimator_lite.launch --help`
 # do not import TensorFlow until something needs it.
 _MODULE_NAMES = {
-    "estimator_lite.canned": (
-        "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "DNNClassifier",
-        "DNNEstimator", "DNNLinearCombinedClassifier", "DNNLinearCombinedEstimator",
-        "DNNLinearCombinedRegressor", "DNNRegressor", "LinearClassifier",
-        "LinearEstimator", "LinearRegressor",
-    ),
+    "estimator_lite.canned": _CANNED_ESTIMATORS,
     "estimator_lite._engine.event_files": (
         "read_eval_metrics",
     ),
@@ -143,19 +147,7 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 
-__all__ = [
-    "BaselineClassifier",
-    "BaselineEstimator",
-    "BaselineRegressor",
-    "DNNClassifier",
-    "DNNEstimator",
-    "DNNLinearCombinedClassifier",
-    "DNNLinearCombinedEstimator",
-    "DNNLinearCombinedRegressor",
-    "DNNRegressor",
-    "LinearClassifier",
-    "LinearEstimator",
-    "LinearRegressor",
+__all__ = list(_CANNED_ESTIMATORS) + [
     "BestExporter",
     "BinaryClassHead",
     "Head",

@@ -3,18 +3,22 @@
 The one variable is ``baseline/bias`` [logits_dimension]; it converges to the
 label prior (log-odds for classifiers, the mean for regressors). Default optimizer:
 Ftrl with learning rate 0.3, as tf.estimator 2.15.
+
+Both flavors (see `flavors`) over one implementation: the TF2 classes
+(`BaselineClassifier`, ...) and the v1 ones (`BaselineClassifierV1`, ...: TF 1.x's,
+exported as ``compat.v1.BaselineClassifier``).
 """
 
-from estimator_lite import optimizers
 from estimator_lite._tf import tf
-from estimator_lite.canned import core
+from estimator_lite.canned import core, flavors
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 
-__all__ = ["BaselineClassifier", "BaselineRegressor", "LEARNING_RATE",
+__all__ = ["BaselineClassifier", "BaselineClassifierV1", "BaselineEstimatorV1",
+           "BaselineRegressor", "BaselineRegressorV1", "LEARNING_RATE",
            "baseline_variables_and_logits"]
 
-LEARNING_RATE = 0.3
+LEARNING_RATE = flavors.V2.baseline_learning_rate
 
 
 def _first_dim(tensor):
@@ -90,13 +94,24 @@ def baseline_model_fn(features, labels, mode, head, optimizer_fn, weight_column)
                                       labels=labels, train_op_fn=op_fn)
 
 
+def _v1_baseline_model_fn(features, labels, mode, head, optimizer_fn, weight_column):
+    """The model_fn of the v1 baseline estimators (the head runs the optimizer)."""
+    logits = baseline_logits(features, head.logits_dimension, weight_column)
+    optimizer = optimizer_fn() if mode == ModeKeys.TRAIN else None
+    return head.create_estimator_spec(features=features, mode=mode, logits=logits,
+                                      labels=labels, optimizer=optimizer)
+
+
 class _BaselineEstimator(Estimator):
-    def __init__(self, head, model_dir, weight_column, optimizer, config):
-        optimizer_fn = optimizers.optimizer_factory(optimizer, LEARNING_RATE)
+    """Builds the baseline model_fn of a flavor around a head."""
+
+    def __init__(self, flavor, head, model_dir, weight_column, optimizer, config):
+        optimizer_fn = flavor.optimizer_factory(optimizer, flavor.baseline_learning_rate,
+                                                "optimizer")
+        build = _v1_baseline_model_fn if flavor.partitioned else baseline_model_fn
 
         def model_fn(features, labels, mode):
-            return baseline_model_fn(features, labels, mode, head, optimizer_fn,
-                                     weight_column)
+            return build(features, labels, mode, head, optimizer_fn, weight_column)
 
         super().__init__(model_fn=model_fn, model_dir=model_dir, config=config)
         self._head = head
@@ -107,29 +122,29 @@ class BaselineClassifier(_BaselineEstimator):
 
     def __init__(self, model_dir=None, n_classes=2, weight_column=None,
                  label_vocabulary=None, optimizer="Ftrl", config=None,
-                 loss_reduction="sum_over_batch_size"):
+                 loss_reduction=flavors.V2.loss_reduction):
         """Checks the arguments (see tf.estimator.BaselineClassifier).
 
         Raises:
           TypeError / ValueError: an argument has a wrong type or value.
         """
         head = core.classifier_head(n_classes, weight_column, label_vocabulary,
-                                    loss_reduction)
-        super().__init__(head, model_dir, weight_column, optimizer, config)
+                                    loss_reduction, flavors.V2.binary_head_class)
+        super().__init__(flavors.V2, head, model_dir, weight_column, optimizer, config)
 
 
 class BaselineRegressor(_BaselineEstimator):
     """Predicts the label mean (tf.estimator.BaselineRegressor's V2 signature)."""
 
     def __init__(self, model_dir=None, label_dimension=1, weight_column=None,
-                 optimizer="Ftrl", config=None, loss_reduction="sum_over_batch_size"):
+                 optimizer="Ftrl", config=None, loss_reduction=flavors.V2.loss_reduction):
         """Checks the arguments (see tf.estimator.BaselineRegressor).
 
         Raises:
           TypeError / ValueError: an argument has a wrong type or value.
         """
         head = core.regressor_head(label_dimension, weight_column, loss_reduction)
-        super().__init__(head, model_dir, weight_column, optimizer, config)
+        super().__init__(flavors.V2, head, model_dir, weight_column, optimizer, config)
 
 
 class BaselineEstimator(_BaselineEstimator):
@@ -143,4 +158,54 @@ class BaselineEstimator(_BaselineEstimator):
           TypeError / ValueError: an argument has a wrong type or value.
         """
         head = core.check_head(head)
-        super().__init__(head, model_dir, head.weight_column, optimizer, config)
+        super().__init__(flavors.V2, head, model_dir, head.weight_column, optimizer,
+                         config)
+
+
+# The v1 flavor (tf.compat.v1.estimator's classes; see `flavors`) -------------------
+
+@flavors.v1_class
+class BaselineClassifierV1(_BaselineEstimator):
+    """Predicts the label prior (tf.compat.v1.estimator.BaselineClassifier)."""
+
+    def __init__(self, model_dir=None, n_classes=2, weight_column=None,
+                 label_vocabulary=None, optimizer="Ftrl", config=None,
+                 loss_reduction=flavors.V1.loss_reduction):
+        """Checks the arguments (see tf.compat.v1.estimator.BaselineClassifier).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.classifier_head(n_classes, weight_column, label_vocabulary,
+                                    loss_reduction, flavors.V1.binary_head_class)
+        super().__init__(flavors.V1, head, model_dir, weight_column, optimizer, config)
+
+
+@flavors.v1_class
+class BaselineRegressorV1(_BaselineEstimator):
+    """Predicts the label mean (tf.compat.v1.estimator.BaselineRegressor)."""
+
+    def __init__(self, model_dir=None, label_dimension=1, weight_column=None,
+                 optimizer="Ftrl", config=None, loss_reduction=flavors.V1.loss_reduction):
+        """Checks the arguments (see tf.compat.v1.estimator.BaselineRegressor).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.regressor_head(label_dimension, weight_column, loss_reduction)
+        super().__init__(flavors.V1, head, model_dir, weight_column, optimizer, config)
+
+
+@flavors.v1_class
+class BaselineEstimatorV1(_BaselineEstimator):
+    """Learns a bias per logit with a given head (tf.compat.v1.estimator's)."""
+
+    def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
+        """Checks the arguments (see tf.compat.v1.estimator.BaselineEstimator).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.check_head(head)
+        super().__init__(flavors.V1, head, model_dir, head.weight_column, optimizer,
+                         config)

@@ -1,5 +1,9 @@
 """DNNClassifier and DNNRegressor: feed-forward networks over feature columns.
 
+Both flavors (see `flavors`) over one implementation: the TF2 classes
+(`DNNClassifier`, ...) and the v1 ones (`DNNClassifierV1`, ...: TF 1.x's, exported
+as ``compat.v1.DNNClassifier``), with v1's `dnn_logit_fn_builder`.
+
 Layers are built from tf.compat.v1 variables and ops (no tf.layers, no Keras) with
 tf.estimator 2.15's variable names: ``dnn/hiddenlayer_<i>/{kernel,bias}``,
 ``dnn/hiddenlayer_<i>/batchnorm_<i>/{gamma,beta,moving_mean,moving_variance}``,
@@ -10,14 +14,14 @@ tf.estimator 2.15.
 
 import numbers
 
-from estimator_lite import optimizers
 from estimator_lite._tf import tf
-from estimator_lite.canned import core, feature_layers
+from estimator_lite.canned import core, feature_layers, flavors
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 
-__all__ = ["DNNClassifier", "DNNRegressor", "add_layer_summaries", "check_activation",
-           "check_hidden_units", "dnn_logits", "dnn_network"]
+__all__ = ["DNNClassifier", "DNNClassifierV1", "DNNEstimatorV1", "DNNRegressor",
+           "DNNRegressorV1", "add_layer_summaries", "check_activation",
+           "check_hidden_units", "dnn_logit_fn_builder", "dnn_logits", "dnn_network"]
 
 _BATCH_NORM_MOMENTUM = 0.999
 _BATCH_NORM_EPSILON = 1e-3
@@ -247,22 +251,74 @@ def dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns,
                                       labels=labels, train_op_fn=op_fn)
 
 
-class _DNNEstimator(Estimator):
-    """Checks the DNN arguments and builds the model_fn around a head."""
+def _v1_dnn_model_fn(features, labels, mode, config, head, hidden_units,
+                     feature_columns, optimizer_fn, activation_fn, dropout, batch_norm,
+                     input_layer_partitioner):
+    """The model_fn of the v1 DNN estimators (partitioned; see `flavors`)."""
+    # v1 builds the whole spec, optimizer included, inside scope `dnn`.
+    with tf.variable_scope("dnn", partitioner=flavors.layer_partitioner(config)):
+        logits, update_ops = dnn_network(
+            features, feature_columns, hidden_units, head.logits_dimension, mode,
+            activation_fn, dropout, batch_norm,
+            flavors.input_partitioner(input_layer_partitioner, config))
+        optimizer = optimizer_fn() if mode == ModeKeys.TRAIN else None
+        return head.create_estimator_spec(
+            features=features, mode=mode, logits=logits, labels=labels,
+            optimizer=optimizer, update_ops=update_ops)
 
-    def __init__(self, head, hidden_units, feature_columns, model_dir, optimizer,
-                 activation_fn, dropout, config, warm_start_from, batch_norm):
+
+def dnn_logit_fn_builder(units, hidden_units, feature_columns, activation_fn, dropout,
+                         input_layer_partitioner, batch_norm):
+    """Returns logit_fn(features, mode) building v1's DNN in the current scope.
+
+    tf.compat.v1.estimator.experimental.dnn_logit_fn_builder: call the returned
+    function inside your own variable scope (the canned DNN uses ``dnn``).
+
+    Raises:
+      TypeError / ValueError: an argument has a wrong type or value.
+    """
+    hidden_units = check_hidden_units(hidden_units, allow_empty=True, sizes_as_int=True)
+    columns = feature_layers.check_feature_columns(feature_columns)
+    activation_fn = check_activation(activation_fn)
+    dropout = core.check_float("dropout", dropout, 0.0, 1.0)
+    flavors.check_partitioner(input_layer_partitioner, "input_layer_partitioner")
+
+    def logit_fn(features, mode):
+        logits, update_ops = dnn_network(
+            features, columns, hidden_units, units, mode, activation_fn, dropout,
+            batch_norm, input_layer_partitioner)
+        for op in update_ops:  # Where tf.compat.v1.layers put them.
+            tf.add_to_collection(tf.GraphKeys.UPDATE_OPS, op)
+        return logits
+    return logit_fn
+
+
+class _DNNEstimator(Estimator):
+    """Checks the DNN arguments and builds the model_fn of a flavor around a head."""
+
+    def __init__(self, flavor, head, hidden_units, feature_columns, model_dir, optimizer,
+                 activation_fn, dropout, config, warm_start_from, batch_norm,
+                 input_layer_partitioner=None):
         hidden_units = check_hidden_units(hidden_units, allow_empty=True,
                                           sizes_as_int=True)
         columns = feature_layers.check_feature_columns(feature_columns)
-        optimizer_fn = optimizers.optimizer_factory(optimizer)
+        optimizer_fn = flavor.optimizer_factory(optimizer, flavor.dnn_learning_rate,
+                                                "optimizer")
         activation_fn = check_activation(activation_fn)
         dropout = core.check_float("dropout", dropout, 0.0, 1.0)
         batch_norm = bool(batch_norm)  # As tf.estimator: any truth value.
+        if flavor.partitioned:
+            flavors.check_partitioner(input_layer_partitioner, "input_layer_partitioner")
 
-        def model_fn(features, labels, mode):
-            return dnn_model_fn(features, labels, mode, head, hidden_units, columns,
-                                optimizer_fn, activation_fn, dropout, batch_norm)
+            def model_fn(features, labels, mode, config):
+                return _v1_dnn_model_fn(features, labels, mode, config, head,
+                                        hidden_units, columns, optimizer_fn,
+                                        activation_fn, dropout, batch_norm,
+                                        input_layer_partitioner)
+        else:
+            def model_fn(features, labels, mode):
+                return dnn_model_fn(features, labels, mode, head, hidden_units, columns,
+                                    optimizer_fn, activation_fn, dropout, batch_norm)
 
         super().__init__(model_fn=model_fn, model_dir=model_dir, config=config,
                          warm_start_from=warm_start_from)
@@ -275,7 +331,7 @@ class DNNClassifier(_DNNEstimator):
     def __init__(self, hidden_units, feature_columns, model_dir=None, n_classes=2,
                  weight_column=None, label_vocabulary=None, optimizer="Adagrad",
                  activation_fn=tf.nn.relu, dropout=None, config=None,
-                 warm_start_from=None, loss_reduction="sum_over_batch_size",
+                 warm_start_from=None, loss_reduction=flavors.V2.loss_reduction,
                  batch_norm=False):
         """Checks the arguments (see tf.estimator.DNNClassifier).
 
@@ -283,9 +339,10 @@ class DNNClassifier(_DNNEstimator):
           TypeError / ValueError: an argument has a wrong type or value.
         """
         head = core.classifier_head(n_classes, weight_column, label_vocabulary,
-                                    loss_reduction)
-        super().__init__(head, hidden_units, feature_columns, model_dir, optimizer,
-                         activation_fn, dropout, config, warm_start_from, batch_norm)
+                                    loss_reduction, flavors.V2.binary_head_class)
+        super().__init__(flavors.V2, head, hidden_units, feature_columns, model_dir,
+                         optimizer, activation_fn, dropout, config, warm_start_from,
+                         batch_norm)
 
 
 class DNNRegressor(_DNNEstimator):
@@ -294,15 +351,16 @@ class DNNRegressor(_DNNEstimator):
     def __init__(self, hidden_units, feature_columns, model_dir=None, label_dimension=1,
                  weight_column=None, optimizer="Adagrad", activation_fn=tf.nn.relu,
                  dropout=None, config=None, warm_start_from=None,
-                 loss_reduction="sum_over_batch_size", batch_norm=False):
+                 loss_reduction=flavors.V2.loss_reduction, batch_norm=False):
         """Checks the arguments (see tf.estimator.DNNRegressor).
 
         Raises:
           TypeError / ValueError: an argument has a wrong type or value.
         """
         head = core.regressor_head(label_dimension, weight_column, loss_reduction)
-        super().__init__(head, hidden_units, feature_columns, model_dir, optimizer,
-                         activation_fn, dropout, config, warm_start_from, batch_norm)
+        super().__init__(flavors.V2, head, hidden_units, feature_columns, model_dir,
+                         optimizer, activation_fn, dropout, config, warm_start_from,
+                         batch_norm)
 
 
 class DNNEstimator(_DNNEstimator):
@@ -316,6 +374,67 @@ class DNNEstimator(_DNNEstimator):
         Raises:
           TypeError / ValueError: an argument has a wrong type or value.
         """
-        super().__init__(core.check_head(head), hidden_units, feature_columns,
-                         model_dir, optimizer, activation_fn, dropout, config,
-                         warm_start_from, batch_norm)
+        super().__init__(flavors.V2, core.check_head(head), hidden_units,
+                         feature_columns, model_dir, optimizer, activation_fn, dropout,
+                         config, warm_start_from, batch_norm)
+
+
+# The v1 flavor (tf.compat.v1.estimator's classes; see `flavors`) -------------------
+
+@flavors.v1_class
+class DNNClassifierV1(_DNNEstimator):
+    """A feed-forward classifier (tf.compat.v1.estimator.DNNClassifier)."""
+
+    def __init__(self, hidden_units, feature_columns, model_dir=None, n_classes=2,
+                 weight_column=None, label_vocabulary=None, optimizer="Adagrad",
+                 activation_fn=tf.nn.relu, dropout=None, input_layer_partitioner=None,
+                 config=None, warm_start_from=None,
+                 loss_reduction=flavors.V1.loss_reduction, batch_norm=False):
+        """Checks the arguments (see tf.compat.v1.estimator.DNNClassifier).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.classifier_head(n_classes, weight_column, label_vocabulary,
+                                    loss_reduction, flavors.V1.binary_head_class)
+        super().__init__(flavors.V1, head, hidden_units, feature_columns, model_dir,
+                         optimizer, activation_fn, dropout, config, warm_start_from,
+                         batch_norm, input_layer_partitioner)
+
+
+@flavors.v1_class
+class DNNRegressorV1(_DNNEstimator):
+    """A feed-forward regressor (tf.compat.v1.estimator.DNNRegressor)."""
+
+    def __init__(self, hidden_units, feature_columns, model_dir=None, label_dimension=1,
+                 weight_column=None, optimizer="Adagrad", activation_fn=tf.nn.relu,
+                 dropout=None, input_layer_partitioner=None, config=None,
+                 warm_start_from=None, loss_reduction=flavors.V1.loss_reduction,
+                 batch_norm=False):
+        """Checks the arguments (see tf.compat.v1.estimator.DNNRegressor).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.regressor_head(label_dimension, weight_column, loss_reduction)
+        super().__init__(flavors.V1, head, hidden_units, feature_columns, model_dir,
+                         optimizer, activation_fn, dropout, config, warm_start_from,
+                         batch_norm, input_layer_partitioner)
+
+
+@flavors.v1_class
+class DNNEstimatorV1(_DNNEstimator):
+    """A feed-forward network with a given head (tf.compat.v1.estimator.DNNEstimator)."""
+
+    def __init__(self, head, hidden_units, feature_columns, model_dir=None,
+                 optimizer="Adagrad", activation_fn=tf.nn.relu, dropout=None,
+                 input_layer_partitioner=None, config=None, warm_start_from=None,
+                 batch_norm=False):
+        """Checks the arguments (see tf.compat.v1.estimator.DNNEstimator).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        super().__init__(flavors.V1, core.check_head(head), hidden_units,
+                         feature_columns, model_dir, optimizer, activation_fn, dropout,
+                         config, warm_start_from, batch_norm, input_layer_partitioner)

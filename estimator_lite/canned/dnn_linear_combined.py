@@ -5,19 +5,24 @@ Adagrad at 0.001 for the DNN, as tf.estimator 2.15 uses for optimizers given by
 name). With both parts the DNN's optimizer owns the global step and the linear
 optimizer keeps its own ``training/<Name>/iter`` counter; variable names are those
 of DNNClassifier and LinearClassifier.
+
+Both flavors (see `flavors`) over one implementation: the TF2 classes
+(`DNNLinearCombinedClassifier`, ...) and the v1 ones
+(`DNNLinearCombinedClassifierV1`, ...: TF 1.x's, exported as
+``compat.v1.DNNLinearCombinedClassifier``).
 """
 
-from estimator_lite import optimizers
 from estimator_lite._tf import tf
-from estimator_lite.canned import core, dnn, feature_layers, linear
+from estimator_lite.canned import core, dnn, feature_layers, flavors, linear
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 
-__all__ = ["DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor",
-           "dnn_linear_combined_model_fn"]
+__all__ = ["DNNLinearCombinedClassifier", "DNNLinearCombinedClassifierV1",
+           "DNNLinearCombinedEstimatorV1", "DNNLinearCombinedRegressor",
+           "DNNLinearCombinedRegressorV1", "dnn_linear_combined_model_fn"]
 
-LINEAR_LEARNING_RATE = 0.005
-DNN_LEARNING_RATE = 0.001
+LINEAR_LEARNING_RATE = flavors.V2.combined_linear_learning_rate(1)
+DNN_LEARNING_RATE = flavors.V2.combined_dnn_learning_rate
 
 
 def combined_model_fn(features, labels, mode, head, linear_part, dnn_part,
@@ -73,20 +78,23 @@ def check_columns(linear_feature_columns, dnn_feature_columns):
 
 def _parts(linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_optimizer,
            dnn_hidden_units, dnn_activation_fn, dnn_dropout, batch_norm,
-           linear_sparse_combiner):
-    """The checked (linear_part, dnn_part) of `combined_model_fn`.
+           linear_sparse_combiner, flavor=flavors.V2, input_layer_partitioner=None):
+    """The checked (linear_part, dnn_part) of a flavor's combined model_fn.
 
     Raises:
       TypeError / ValueError: an argument has a wrong type or value.
     """
     linear_columns, dnn_columns = check_columns(linear_feature_columns,
                                                 dnn_feature_columns)
+    if flavor.partitioned:
+        flavors.check_partitioner(input_layer_partitioner, "input_layer_partitioner")
     linear_part = dnn_part = None
     if linear_columns:
         linear_part = (linear_columns,
-                       optimizers.optimizer_factory(linear_optimizer,
-                                                    LINEAR_LEARNING_RATE,
-                                                    "linear_optimizer"),
+                       flavor.optimizer_factory(
+                           linear_optimizer,
+                           flavor.combined_linear_learning_rate(len(linear_columns)),
+                           "linear_optimizer"),
                        linear.check_sparse_combiner(linear_sparse_combiner,
                                                     "linear_sparse_combiner"))
     if dnn_columns:
@@ -96,8 +104,9 @@ def _parts(linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_op
                              f"{dnn_hidden_units!r}")
         activation_fn = dnn.check_activation(dnn_activation_fn, "dnn_activation_fn")
         dnn_part = (dnn_columns,
-                    optimizers.optimizer_factory(dnn_optimizer, DNN_LEARNING_RATE,
-                                                 "dnn_optimizer"),
+                    flavor.optimizer_factory(dnn_optimizer,
+                                             flavor.combined_dnn_learning_rate,
+                                             "dnn_optimizer"),
                     dnn.check_hidden_units(dnn_hidden_units, "dnn_hidden_units",
                                            sizes_as_int=True),
                     activation_fn,
@@ -154,19 +163,70 @@ def dnn_linear_combined_model_fn(
                              loss_reduction)
 
 
-class _CombinedEstimator(Estimator):
-    """Checks the combined arguments and builds the model_fn around a head."""
+def _v1_train_op_fn(parts):
+    """train_op_fn(loss): each part's optimizer minimizes over its scope, then +1 step.
 
-    def __init__(self, head, model_dir, linear_feature_columns, linear_optimizer,
+    Args:
+      parts: (scope name, optimizer) pairs, DNN first as in v1.
+    """
+    def fn(loss):
+        ops = [optimizer.minimize(loss, var_list=tf.get_collection(
+            tf.GraphKeys.TRAINABLE_VARIABLES, scope=scope + "/"))
+            for scope, optimizer in parts]
+        with tf.control_dependencies([tf.group(*ops)]):
+            return tf.assign_add(tf.train.get_global_step(), 1).op
+    return fn
+
+
+def _v1_combined_model_fn(features, labels, mode, config, head, linear_part, dnn_part,
+                          input_layer_partitioner):
+    """The model_fn of the v1 combined estimators (partitioned; see `flavors`)."""
+    input_partitioner = flavors.input_partitioner(input_layer_partitioner, config)
+    logits, parts, update_ops = [], [], []
+    if dnn_part is not None:
+        columns, optimizer_fn, hidden_units, activation_fn, dropout, batch_norm = dnn_part
+        with tf.variable_scope("dnn", partitioner=flavors.layer_partitioner(config)):
+            dnn_logits, update_ops = dnn.dnn_network(
+                features, columns, hidden_units, head.logits_dimension, mode,
+                activation_fn, dropout, batch_norm, input_partitioner)
+        logits.append(dnn_logits)
+        parts.append(("dnn", optimizer_fn))
+    if linear_part is not None:
+        columns, optimizer_fn, sparse_combiner = linear_part
+        with tf.variable_scope("linear", partitioner=input_partitioner):
+            logits.append(linear.v1_linear_logits(
+                features, columns, head.logits_dimension, sparse_combiner))
+        parts.append(("linear", optimizer_fn))
+    op_fn = None
+    if mode == ModeKeys.TRAIN:
+        op_fn = _v1_train_op_fn([(scope, build()) for scope, build in parts])
+    return head.create_estimator_spec(
+        features=features, mode=mode, labels=labels, train_op_fn=op_fn,
+        logits=logits[0] if len(logits) == 1 else logits[0] + logits[1],
+        update_ops=update_ops)
+
+
+class _CombinedEstimator(Estimator):
+    """Checks the combined arguments and builds the model_fn of a flavor around a head."""
+
+    def __init__(self, flavor, head, model_dir, linear_feature_columns, linear_optimizer,
                  dnn_feature_columns, dnn_optimizer, dnn_hidden_units, dnn_activation_fn,
-                 dnn_dropout, config, warm_start_from, batch_norm, linear_sparse_combiner):
+                 dnn_dropout, config, warm_start_from, batch_norm, linear_sparse_combiner,
+                 input_layer_partitioner=None):
         linear_part, dnn_part = _parts(linear_feature_columns, linear_optimizer,
                                        dnn_feature_columns, dnn_optimizer,
                                        dnn_hidden_units, dnn_activation_fn, dnn_dropout,
-                                       batch_norm, linear_sparse_combiner)
-
-        def model_fn(features, labels, mode):
-            return combined_model_fn(features, labels, mode, head, linear_part, dnn_part)
+                                       batch_norm, linear_sparse_combiner, flavor,
+                                       input_layer_partitioner)
+        if flavor.partitioned:
+            def model_fn(features, labels, mode, config):
+                return _v1_combined_model_fn(features, labels, mode, config, head,
+                                             linear_part, dnn_part,
+                                             input_layer_partitioner)
+        else:
+            def model_fn(features, labels, mode):
+                return combined_model_fn(features, labels, mode, head, linear_part,
+                                         dnn_part)
 
         super().__init__(model_fn=model_fn, model_dir=model_dir, config=config,
                          warm_start_from=warm_start_from)
@@ -181,7 +241,7 @@ class DNNLinearCombinedClassifier(_CombinedEstimator):
                  dnn_optimizer="Adagrad", dnn_hidden_units=None,
                  dnn_activation_fn=tf.nn.relu, dnn_dropout=None, n_classes=2,
                  weight_column=None, label_vocabulary=None, config=None,
-                 warm_start_from=None, loss_reduction="sum_over_batch_size",
+                 warm_start_from=None, loss_reduction=flavors.V2.loss_reduction,
                  batch_norm=False, linear_sparse_combiner="sum"):
         """Checks the arguments (see tf.estimator.DNNLinearCombinedClassifier).
 
@@ -189,11 +249,11 @@ class DNNLinearCombinedClassifier(_CombinedEstimator):
           TypeError / ValueError: an argument has a wrong type or value.
         """
         head = core.classifier_head(n_classes, weight_column, label_vocabulary,
-                                    loss_reduction)
-        super().__init__(head, model_dir, linear_feature_columns, linear_optimizer,
-                         dnn_feature_columns, dnn_optimizer, dnn_hidden_units,
-                         dnn_activation_fn, dnn_dropout, config, warm_start_from,
-                         batch_norm, linear_sparse_combiner)
+                                    loss_reduction, flavors.V2.binary_head_class)
+        super().__init__(flavors.V2, head, model_dir, linear_feature_columns,
+                         linear_optimizer, dnn_feature_columns, dnn_optimizer,
+                         dnn_hidden_units, dnn_activation_fn, dnn_dropout, config,
+                         warm_start_from, batch_norm, linear_sparse_combiner)
 
 
 class DNNLinearCombinedRegressor(_CombinedEstimator):
@@ -204,7 +264,7 @@ class DNNLinearCombinedRegressor(_CombinedEstimator):
                  dnn_optimizer="Adagrad", dnn_hidden_units=None,
                  dnn_activation_fn=tf.nn.relu, dnn_dropout=None, label_dimension=1,
                  weight_column=None, config=None, warm_start_from=None,
-                 loss_reduction="sum_over_batch_size", batch_norm=False,
+                 loss_reduction=flavors.V2.loss_reduction, batch_norm=False,
                  linear_sparse_combiner="sum"):
         """Checks the arguments (see tf.estimator.DNNLinearCombinedRegressor).
 
@@ -212,10 +272,10 @@ class DNNLinearCombinedRegressor(_CombinedEstimator):
           TypeError / ValueError: an argument has a wrong type or value.
         """
         head = core.regressor_head(label_dimension, weight_column, loss_reduction)
-        super().__init__(head, model_dir, linear_feature_columns, linear_optimizer,
-                         dnn_feature_columns, dnn_optimizer, dnn_hidden_units,
-                         dnn_activation_fn, dnn_dropout, config, warm_start_from,
-                         batch_norm, linear_sparse_combiner)
+        super().__init__(flavors.V2, head, model_dir, linear_feature_columns,
+                         linear_optimizer, dnn_feature_columns, dnn_optimizer,
+                         dnn_hidden_units, dnn_activation_fn, dnn_dropout, config,
+                         warm_start_from, batch_norm, linear_sparse_combiner)
 
 
 class DNNLinearCombinedEstimator(_CombinedEstimator):
@@ -231,7 +291,81 @@ class DNNLinearCombinedEstimator(_CombinedEstimator):
         Raises:
           TypeError / ValueError: an argument has a wrong type or value.
         """
-        super().__init__(core.check_head(head), model_dir, linear_feature_columns,
+        super().__init__(flavors.V2, core.check_head(head), model_dir,
+                         linear_feature_columns, linear_optimizer, dnn_feature_columns,
+                         dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
+                         config, None, batch_norm, linear_sparse_combiner)
+
+
+# The v1 flavor (tf.compat.v1.estimator's classes; see `flavors`) -------------------
+
+@flavors.v1_class
+class DNNLinearCombinedClassifierV1(_CombinedEstimator):
+    """Wide & deep classifier (tf.compat.v1.estimator.DNNLinearCombinedClassifier)."""
+
+    def __init__(self, model_dir=None, linear_feature_columns=None,
+                 linear_optimizer="Ftrl", dnn_feature_columns=None,
+                 dnn_optimizer="Adagrad", dnn_hidden_units=None,
+                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, n_classes=2,
+                 weight_column=None, label_vocabulary=None, input_layer_partitioner=None,
+                 config=None, warm_start_from=None,
+                 loss_reduction=flavors.V1.loss_reduction, batch_norm=False,
+                 linear_sparse_combiner="sum"):
+        """Checks the arguments (see tf.compat.v1.estimator.DNNLinearCombinedClassifier).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.classifier_head(n_classes, weight_column, label_vocabulary,
+                                    loss_reduction, flavors.V1.binary_head_class)
+        super().__init__(flavors.V1, head, model_dir, linear_feature_columns,
                          linear_optimizer, dnn_feature_columns, dnn_optimizer,
-                         dnn_hidden_units, dnn_activation_fn, dnn_dropout, config, None,
-                         batch_norm, linear_sparse_combiner)
+                         dnn_hidden_units, dnn_activation_fn, dnn_dropout, config,
+                         warm_start_from, batch_norm, linear_sparse_combiner,
+                         input_layer_partitioner)
+
+
+@flavors.v1_class
+class DNNLinearCombinedRegressorV1(_CombinedEstimator):
+    """Wide & deep regressor (tf.compat.v1.estimator.DNNLinearCombinedRegressor)."""
+
+    def __init__(self, model_dir=None, linear_feature_columns=None,
+                 linear_optimizer="Ftrl", dnn_feature_columns=None,
+                 dnn_optimizer="Adagrad", dnn_hidden_units=None,
+                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, label_dimension=1,
+                 weight_column=None, input_layer_partitioner=None, config=None,
+                 warm_start_from=None, loss_reduction=flavors.V1.loss_reduction,
+                 batch_norm=False, linear_sparse_combiner="sum"):
+        """Checks the arguments (see tf.compat.v1.estimator.DNNLinearCombinedRegressor).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.regressor_head(label_dimension, weight_column, loss_reduction)
+        super().__init__(flavors.V1, head, model_dir, linear_feature_columns,
+                         linear_optimizer, dnn_feature_columns, dnn_optimizer,
+                         dnn_hidden_units, dnn_activation_fn, dnn_dropout, config,
+                         warm_start_from, batch_norm, linear_sparse_combiner,
+                         input_layer_partitioner)
+
+
+@flavors.v1_class
+class DNNLinearCombinedEstimatorV1(_CombinedEstimator):
+    """Wide & deep with a given head (tf.compat.v1.estimator.DNNLinearCombinedEstimator)."""
+
+    def __init__(self, head, model_dir=None, linear_feature_columns=None,
+                 linear_optimizer="Ftrl", dnn_feature_columns=None,
+                 dnn_optimizer="Adagrad", dnn_hidden_units=None,
+                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None,
+                 input_layer_partitioner=None, config=None, batch_norm=False,
+                 linear_sparse_combiner="sum"):
+        """Checks the arguments (see tf.compat.v1.estimator.DNNLinearCombinedEstimator).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        super().__init__(flavors.V1, core.check_head(head), model_dir,
+                         linear_feature_columns, linear_optimizer, dnn_feature_columns,
+                         dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
+                         config, None, batch_norm, linear_sparse_combiner,
+                         input_layer_partitioner)

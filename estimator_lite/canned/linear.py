@@ -4,22 +4,28 @@ Variables as tf.estimator 2.15's: ``linear/linear_model/<column>/weights`` and
 ``linear/linear_model/bias_weights``; the default optimizer is Ftrl with learning
 rate 0.2. A `linear_sdca.LinearSDCA` given as the optimizer trains the same
 model with SDCA instead (see that module).
+
+Both flavors (see `flavors`) over one implementation: the TF2 classes
+(`LinearClassifier`, ...) and the v1 ones (`LinearClassifierV1`, ...: TF 1.x's,
+exported as ``compat.v1.LinearClassifier``), with v1's logits and logit_fn builder.
 """
 
 import re
 
-from estimator_lite import optimizers
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import VARIABLE_TYPES, tf
-from estimator_lite.canned import core, feature_layers, linear_sdca
+from estimator_lite.canned import core, feature_layers, flavors, linear_sdca
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
 
-__all__ = ["LEARNING_RATE", "LinearClassifier", "LinearModel", "LinearRegressor",
+__all__ = ["LEARNING_RATE", "LinearClassifier", "LinearClassifierV1",
+           "LinearEstimatorV1", "LinearModel", "LinearRegressor", "LinearRegressorV1",
            "check_sparse_combiner", "compute_fraction_of_zero", "linear_logit_fn_builder",
-           "linear_logit_fn_builder_v2", "linear_logits"]
+           "linear_logit_fn_builder_v2", "linear_logits", "v1_linear_logit_fn_builder",
+           "v1_linear_logits"]
 
-LEARNING_RATE = 0.2  # tf.estimator 2.15's rate for an optimizer given by name.
+# tf.estimator 2.15's rate for an optimizer given by name.
+LEARNING_RATE = flavors.V2.linear_learning_rate
 
 
 def check_sparse_combiner(sparse_combiner, argument="sparse_combiner"):
@@ -261,21 +267,74 @@ def linear_model_fn(features, labels, mode, head, feature_columns, optimizer_fn,
                                       labels=labels, train_op_fn=op_fn)
 
 
-class _LinearEstimator(Estimator):
-    """Checks the linear arguments and builds the model_fn around a head."""
+def v1_linear_logits(features, columns, units, sparse_combiner):
+    """The v1 linear logits, their tensor named as v1's (the name serving clients see).
 
-    def __init__(self, head, feature_columns, model_dir, optimizer, config,
-                 warm_start_from, sparse_combiner):
+    v1's Keras-based linear model nests three ``linear_model`` name scopes; the
+    output tensor of an export signature is
+    ``linear/linear_model/linear_model/linear_model/weighted_sum``.
+    """
+    logits = feature_layers.linear_logits(features, columns, units, sparse_combiner)
+    scope = tf.get_default_graph().get_name_scope()
+    with tf.name_scope(f"{scope}/linear_model/linear_model/linear_model/"):
+        return tf.identity(logits, name="weighted_sum")
+
+
+def v1_linear_logit_fn_builder(units, feature_columns, sparse_combiner="sum"):
+    """Returns logit_fn(features) building v1's linear model in the current scope.
+
+    What `canned.v1` exports as tf.compat.v1.estimator.experimental's
+    ``linear_logit_fn_builder`` (the canned v1 linear model calls it inside scope
+    ``linear``).
+
+    Raises:
+      TypeError / ValueError: an argument has a wrong type or value.
+    """
+    columns = feature_layers.check_feature_columns(feature_columns)
+    sparse_combiner = check_sparse_combiner(sparse_combiner)
+
+    def logit_fn(features):
+        return feature_layers.linear_logits(features, columns, units, sparse_combiner)
+    return logit_fn
+
+
+def _v1_linear_model_fn(features, labels, mode, config, head, feature_columns,
+                        optimizer_fn, sparse_combiner, partitioner):
+    """The model_fn of the v1 linear estimators (partitioned; see `flavors`)."""
+    with tf.variable_scope("linear",
+                           partitioner=flavors.input_partitioner(partitioner, config)):
+        logits = v1_linear_logits(features, feature_columns, head.logits_dimension,
+                                  sparse_combiner)
+        if isinstance(optimizer_fn, linear_sdca.LinearSDCA):
+            return linear_sdca.estimator_spec(optimizer_fn, features, labels, mode, head,
+                                              feature_columns, logits)
+        optimizer = optimizer_fn() if mode == ModeKeys.TRAIN else None
+        return head.create_estimator_spec(features=features, mode=mode, logits=logits,
+                                          labels=labels, optimizer=optimizer)
+
+
+class _LinearEstimator(Estimator):
+    """Checks the linear arguments and builds the model_fn of a flavor around a head."""
+
+    def __init__(self, flavor, head, feature_columns, model_dir, optimizer, config,
+                 warm_start_from, sparse_combiner, partitioner=None):
         columns = feature_layers.check_feature_columns(feature_columns)
         if isinstance(optimizer, linear_sdca.LinearSDCA):
             optimizer_fn = linear_sdca.check_usable(optimizer, head, sparse_combiner)
         else:
-            optimizer_fn = optimizers.optimizer_factory(optimizer, LEARNING_RATE)
+            optimizer_fn = flavor.optimizer_factory(optimizer, flavor.linear_learning_rate,
+                                                    "optimizer")
         sparse_combiner = check_sparse_combiner(sparse_combiner)
+        if flavor.partitioned:
+            flavors.check_partitioner(partitioner, "partitioner")
 
-        def model_fn(features, labels, mode):
-            return linear_model_fn(features, labels, mode, head, columns, optimizer_fn,
-                                   sparse_combiner)
+            def model_fn(features, labels, mode, config):
+                return _v1_linear_model_fn(features, labels, mode, config, head, columns,
+                                           optimizer_fn, sparse_combiner, partitioner)
+        else:
+            def model_fn(features, labels, mode):
+                return linear_model_fn(features, labels, mode, head, columns,
+                                       optimizer_fn, sparse_combiner)
 
         super().__init__(model_fn=model_fn, model_dir=model_dir, config=config,
                          warm_start_from=warm_start_from)
@@ -287,7 +346,7 @@ class LinearClassifier(_LinearEstimator):
 
     def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
                  label_vocabulary=None, optimizer="Ftrl", config=None,
-                 warm_start_from=None, loss_reduction="sum_over_batch_size",
+                 warm_start_from=None, loss_reduction=flavors.V2.loss_reduction,
                  sparse_combiner="sum"):
         """Checks the arguments (see tf.estimator.LinearClassifier).
 
@@ -295,8 +354,8 @@ class LinearClassifier(_LinearEstimator):
           TypeError / ValueError: an argument has a wrong type or value.
         """
         head = core.classifier_head(n_classes, weight_column, label_vocabulary,
-                                    loss_reduction)
-        super().__init__(head, feature_columns, model_dir, optimizer, config,
+                                    loss_reduction, flavors.V2.binary_head_class)
+        super().__init__(flavors.V2, head, feature_columns, model_dir, optimizer, config,
                          warm_start_from, sparse_combiner)
 
 
@@ -305,14 +364,14 @@ class LinearRegressor(_LinearEstimator):
 
     def __init__(self, feature_columns, model_dir=None, label_dimension=1,
                  weight_column=None, optimizer="Ftrl", config=None, warm_start_from=None,
-                 loss_reduction="sum_over_batch_size", sparse_combiner="sum"):
+                 loss_reduction=flavors.V2.loss_reduction, sparse_combiner="sum"):
         """Checks the arguments (see tf.estimator.LinearRegressor).
 
         Raises:
           TypeError / ValueError: an argument has a wrong type or value.
         """
         head = core.regressor_head(label_dimension, weight_column, loss_reduction)
-        super().__init__(head, feature_columns, model_dir, optimizer, config,
+        super().__init__(flavors.V2, head, feature_columns, model_dir, optimizer, config,
                          warm_start_from, sparse_combiner)
 
 
@@ -326,5 +385,60 @@ class LinearEstimator(_LinearEstimator):
         Raises:
           TypeError / ValueError: an argument has a wrong type or value.
         """
-        super().__init__(core.check_head(head), feature_columns, model_dir, optimizer,
-                         config, warm_start_from, sparse_combiner)
+        super().__init__(flavors.V2, core.check_head(head), feature_columns, model_dir,
+                         optimizer, config, warm_start_from, sparse_combiner)
+
+
+# The v1 flavor (tf.compat.v1.estimator's classes; see `flavors`) -------------------
+
+@flavors.v1_class
+class LinearClassifierV1(_LinearEstimator):
+    """A linear classifier (tf.compat.v1.estimator.LinearClassifier)."""
+
+    def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
+                 label_vocabulary=None, optimizer="Ftrl", config=None, partitioner=None,
+                 warm_start_from=None, loss_reduction=flavors.V1.loss_reduction,
+                 sparse_combiner="sum"):
+        """Checks the arguments (see tf.compat.v1.estimator.LinearClassifier).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.classifier_head(n_classes, weight_column, label_vocabulary,
+                                    loss_reduction, flavors.V1.binary_head_class)
+        super().__init__(flavors.V1, head, feature_columns, model_dir, optimizer, config,
+                         warm_start_from, sparse_combiner, partitioner)
+
+
+@flavors.v1_class
+class LinearRegressorV1(_LinearEstimator):
+    """A linear regressor (tf.compat.v1.estimator.LinearRegressor)."""
+
+    def __init__(self, feature_columns, model_dir=None, label_dimension=1,
+                 weight_column=None, optimizer="Ftrl", config=None, partitioner=None,
+                 warm_start_from=None, loss_reduction=flavors.V1.loss_reduction,
+                 sparse_combiner="sum"):
+        """Checks the arguments (see tf.compat.v1.estimator.LinearRegressor).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        head = core.regressor_head(label_dimension, weight_column, loss_reduction)
+        super().__init__(flavors.V1, head, feature_columns, model_dir, optimizer, config,
+                         warm_start_from, sparse_combiner, partitioner)
+
+
+@flavors.v1_class
+class LinearEstimatorV1(_LinearEstimator):
+    """A linear model with a given head (tf.compat.v1.estimator.LinearEstimator)."""
+
+    def __init__(self, head, feature_columns, model_dir=None, optimizer="Ftrl",
+                 config=None, partitioner=None, sparse_combiner="sum",
+                 warm_start_from=None):
+        """Checks the arguments (see tf.compat.v1.estimator.LinearEstimator).
+
+        Raises:
+          TypeError / ValueError: an argument has a wrong type or value.
+        """
+        super().__init__(flavors.V1, core.check_head(head), feature_columns, model_dir,
+                         optimizer, config, warm_start_from, sparse_combiner, partitioner)

@@ -2,8 +2,9 @@
 
 ``import estimator_lite.compat.v1 as tf_estimator``: the same names as
 ``tf.compat.v1.estimator`` of TF 2.15. The canned estimators are the v1 ones
-(`estimator_lite.canned.v1`: SUM loss reduction, ``tf.compat.v1.train``
-optimizers and their slot names, partitioned variables, ``input_layer_partitioner``),
+(named by `estimator_lite.canned.v1`, declared with the v1 `canned.flavors.Flavor`
+in the family modules: SUM loss reduction, ``tf.compat.v1.train`` optimizers and
+their slot names, partitioned variables, ``input_layer_partitioner``),
 so a model_dir written by TF 1.x's canned estimators, or by
 ``tf.compat.v1.estimator``'s, keeps training here. Every other name is the one of
 `estimator_lite` (the v1 and v2 APIs agree on them): `Estimator` (with
@@ -14,12 +15,10 @@ so a model_dir written by TF 1.x's canned estimators, or by
 
 import importlib
 
-_V1_CANNED = (
-    "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "DNNClassifier",
-    "DNNEstimator", "DNNLinearCombinedClassifier", "DNNLinearCombinedEstimator",
-    "DNNLinearCombinedRegressor", "DNNRegressor", "LinearClassifier",
-    "LinearEstimator", "LinearRegressor",
-)
+from estimator_lite import _CANNED_ESTIMATORS
+
+# The canned estimators are the v1 classes (`estimator_lite.canned.v1`).
+_V1_CANNED = _CANNED_ESTIMATORS
 # Names whose v1 and v2 behaviour agree: estimator_lite's own objects.
 _SHARED = (
     "BestExporter", "BinaryClassHead", "CheckpointSaverHook", "CheckpointSaverListener",
@@ -35,23 +34,7 @@ _SHARED = (
     "regressor_parse_example_spec", "train_and_evaluate",
 )
 
-__all__ = [
-    "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "BestExporter",
-    "BinaryClassHead", "CheckpointSaverHook", "CheckpointSaverListener",
-    "DNNClassifier", "DNNEstimator", "DNNLinearCombinedClassifier",
-    "DNNLinearCombinedEstimator", "DNNLinearCombinedRegressor", "DNNRegressor",
-    "Estimator", "EstimatorSpec", "EvalSpec", "Exporter", "FeedFnHook",
-    "FinalExporter", "FinalOpsHook", "GlobalStepWaiterHook", "Head", "LatestExporter",
-    "LinearClassifier", "LinearEstimator", "LinearRegressor", "LoggingTensorHook",
-    "LogisticRegressionHead", "ModeKeys", "MultiClassHead", "MultiHead",
-    "MultiLabelHead", "NanLossDuringTrainingError", "NanTensorHook",
-    "PoissonRegressionHead", "ProfilerHook", "RegressionHead", "RunConfig",
-    "SecondOrStepTimer", "SessionRunArgs", "SessionRunContext", "SessionRunHook",
-    "SessionRunValues", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
-    "TrainSpec", "VocabInfo", "WarmStartSettings", "add_metrics",
-    "classifier_parse_example_spec", "experimental", "export", "inputs",
-    "regressor_parse_example_spec", "tpu", "train_and_evaluate",
-]
+__all__ = list(_V1_CANNED) + list(_SHARED) + ["experimental", "tpu"]
 
 
 def __getattr__(name):
