@@ -23,6 +23,12 @@ the pace and the pressure a scenario needs:
   ends a blocked step with DeadlineExceededError instead of a hang); it keeps
   the device filters a ps-style task needs (each trainer sees only the ps and
   itself), as a user who sets a session_config must.
+- ``--strategy ps``: opt-in; the job runs under
+  ``tf.compat.v1.distribute.experimental.ParameterServerStrategy()`` given as
+  ``RunConfig(train_distribute=...)``, as tf.estimator 2.15 ran it (the
+  strategy reads the cluster from TF_CONFIG). Default ``none``: no strategy.
+  The task then comes from TF_CONFIG: tf.estimator's RunConfig says
+  ``worker 0`` on every role when a strategy runs the cluster.
 
 Prints ``FAULTS_JOB_DONE <json>`` on success and exits 0.
 """
@@ -180,6 +186,7 @@ def _parse(argv):
     parser.add_argument("--eval-step-sleep-ms", type=float, default=0)
     parser.add_argument("--throttle-secs", type=float, default=0)
     parser.add_argument("--operation-timeout-ms", type=int, default=0)
+    parser.add_argument("--strategy", choices=("none", "ps"), default="none")
     return parser.parse_args(argv)
 
 
@@ -195,25 +202,37 @@ def _session_config(operation_timeout_ms):
                                     operation_timeout_in_ms=operation_timeout_ms)
 
 
+def _task(config, strategy):
+    """(task type, index) of this process: TF_CONFIG's under a strategy, else the
+    RunConfig's."""
+    if strategy is None:
+        return config.task_type, config.task_id
+    task = json.loads(os.environ.get("TF_CONFIG", "{}")).get("task", {})
+    return task.get("type"), int(task.get("index", 0))
+
+
 def main(argv=None):
     """Runs this process's role of the job; returns the exit code."""
     args = _parse(argv)
     _configure_logging()
+    strategy = (tf.compat.v1.distribute.experimental.ParameterServerStrategy()
+                if args.strategy == "ps" else None)
     config = el.RunConfig(
-        model_dir=args.model_dir, tf_random_seed=7,
+        train_distribute=strategy, model_dir=args.model_dir, tf_random_seed=7,
         save_checkpoints_steps=args.save_steps,
         keep_checkpoint_max=args.keep_checkpoint_max, log_step_count_steps=50,
         save_summary_steps=50, experimental_max_worker_delay_secs=0,
         session_config=_session_config(args.operation_timeout_ms))
-    tf.compat.v1.logging.info("faults job: %s %s starts", config.task_type, config.task_id)
+    task_type, task_id = _task(config, strategy)
+    tf.compat.v1.logging.info("faults job: %s %s starts", task_type, task_id)
     estimator = el.Estimator(model_fn, config=config,
                              params={"ballast_mb": args.ballast_mb})
     train_hooks = []
     if args.step_sleep_ms:
         train_hooks.append(SleepHook(args.step_sleep_ms / 1000))
-    if args.status_dir and config.task_type in ("chief", "worker"):
+    if args.status_dir and task_type in ("chief", "worker"):
         train_hooks.append(StepFileHook(os.path.join(
-            args.status_dir, f"{config.task_type}-{config.task_id}.step")))
+            args.status_dir, f"{task_type}-{task_id}.step")))
     eval_hooks = [SleepHook(args.eval_step_sleep_ms / 1000)] if (
         args.eval_step_sleep_ms) else []
     train_spec = el.TrainSpec(make_train_input_fn(args.train_epochs or None),
@@ -225,7 +244,7 @@ def main(argv=None):
                                      exports_to_keep=2)])
     metrics, exports = el.train_and_evaluate(estimator, train_spec, eval_spec)
     print("FAULTS_JOB_DONE " + json.dumps({
-        "task_type": config.task_type, "task_id": config.task_id,
+        "task_type": task_type, "task_id": task_id,
         "global_step": None if metrics is None else metrics["global_step"],
         "exports": [os.fsdecode(e) for e in exports or () if e]}), flush=True)
     return 0
