@@ -81,6 +81,7 @@ def _report(cluster, codes, fault_time, saved_at_fault):
     return took, lost
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label", ["worker0", "chief0"])
 def test_sigkill_and_restart_trainer(make_cluster, label):
     # (a) worker, (b) chief: SIGKILLed mid-training, restarted at once.
@@ -112,6 +113,7 @@ def test_sigkill_and_restart_ps(make_cluster):
     _report(cluster, codes, fault, saved)
 
 
+@pytest.mark.slow
 def test_sigterm_chief_saves_then_restart_finishes(make_cluster):
     # (d) saves every 100 steps: only a save on SIGTERM leaves a checkpoint at the
     # step the chief reached.
