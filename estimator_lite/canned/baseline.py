@@ -5,7 +5,6 @@ label prior (log-odds for classifiers, the mean for regressors). Default optimiz
 Ftrl with learning rate 0.3, as tf.estimator 2.15.
 """
 
-from estimator_lite import optimizers
 from estimator_lite._tf import tf
 from estimator_lite.canned import core
 from estimator_lite.estimator import Estimator
@@ -92,7 +91,7 @@ def baseline_model_fn(features, labels, mode, head, optimizer_fn, weight_column)
 
 class _BaselineEstimator(Estimator):
     def __init__(self, head, model_dir, weight_column, optimizer, config):
-        optimizer_fn = optimizers.optimizer_factory(optimizer, LEARNING_RATE)
+        optimizer_fn = core.optimizer_factory(optimizer, LEARNING_RATE)
 
         def model_fn(features, labels, mode):
             return baseline_model_fn(features, labels, mode, head, optimizer_fn,

@@ -10,7 +10,6 @@ tf.estimator 2.15.
 
 import numbers
 
-from estimator_lite import optimizers
 from estimator_lite._tf import tf
 from estimator_lite.canned import core, feature_layers
 from estimator_lite.estimator import Estimator
@@ -255,7 +254,7 @@ class _DNNEstimator(Estimator):
         hidden_units = check_hidden_units(hidden_units, allow_empty=True,
                                           sizes_as_int=True)
         columns = feature_layers.check_feature_columns(feature_columns)
-        optimizer_fn = optimizers.optimizer_factory(optimizer)
+        optimizer_fn = core.optimizer_factory(optimizer)
         activation_fn = check_activation(activation_fn)
         dropout = core.check_float("dropout", dropout, 0.0, 1.0)
         batch_norm = bool(batch_norm)  # As tf.estimator: any truth value.

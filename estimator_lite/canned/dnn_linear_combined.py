@@ -7,7 +7,6 @@ optimizer keeps its own ``training/<Name>/iter`` counter; variable names are tho
 of DNNClassifier and LinearClassifier.
 """
 
-from estimator_lite import optimizers
 from estimator_lite._tf import tf
 from estimator_lite.canned import core, dnn, feature_layers, linear
 from estimator_lite.estimator import Estimator
@@ -84,7 +83,7 @@ def _parts(linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_op
     linear_part = dnn_part = None
     if linear_columns:
         linear_part = (linear_columns,
-                       optimizers.optimizer_factory(linear_optimizer,
+                       core.optimizer_factory(linear_optimizer,
                                                     LINEAR_LEARNING_RATE,
                                                     "linear_optimizer"),
                        linear.check_sparse_combiner(linear_sparse_combiner,
@@ -96,7 +95,7 @@ def _parts(linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_op
                              f"{dnn_hidden_units!r}")
         activation_fn = dnn.check_activation(dnn_activation_fn, "dnn_activation_fn")
         dnn_part = (dnn_columns,
-                    optimizers.optimizer_factory(dnn_optimizer, DNN_LEARNING_RATE,
+                    core.optimizer_factory(dnn_optimizer, DNN_LEARNING_RATE,
                                                  "dnn_optimizer"),
                     dnn.check_hidden_units(dnn_hidden_units, "dnn_hidden_units",
                                            sizes_as_int=True),

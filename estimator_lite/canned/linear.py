@@ -8,7 +8,6 @@ model with SDCA instead (see that module).
 
 import re
 
-from estimator_lite import optimizers
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import VARIABLE_TYPES, tf
 from estimator_lite.canned import core, feature_layers, linear_sdca
@@ -270,7 +269,7 @@ class _LinearEstimator(Estimator):
         if isinstance(optimizer, linear_sdca.LinearSDCA):
             optimizer_fn = linear_sdca.check_usable(optimizer, head, sparse_combiner)
         else:
-            optimizer_fn = optimizers.optimizer_factory(optimizer, LEARNING_RATE)
+            optimizer_fn = core.optimizer_factory(optimizer, LEARNING_RATE)
         sparse_combiner = check_sparse_combiner(sparse_combiner)
 
         def model_fn(features, labels, mode):

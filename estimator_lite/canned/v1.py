@@ -37,7 +37,6 @@ from estimator_lite.canned import (
 )
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
-from estimator_lite.optimizers import v1 as optimizers_v1
 
 __all__ = [
     "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "DNNClassifier",
@@ -135,7 +134,7 @@ class _DNNEstimator(Estimator):
         hidden_units = dnn.check_hidden_units(hidden_units, allow_empty=True,
                                               sizes_as_int=True)
         columns = feature_layers.check_feature_columns(feature_columns)
-        optimizer_fn = optimizers_v1.optimizer_factory(optimizer, DNN_LEARNING_RATE)
+        optimizer_fn = core.optimizer_factory_v1(optimizer, DNN_LEARNING_RATE)
         activation_fn = dnn.check_activation(activation_fn)
         dropout = core.check_float("dropout", dropout, 0.0, 1.0)
         batch_norm = bool(batch_norm)  # As tf.estimator: any truth value.
@@ -254,7 +253,7 @@ class _LinearEstimator(Estimator):
         if isinstance(optimizer, linear_sdca.LinearSDCA):
             optimizer_fn = linear_sdca.check_usable(optimizer, head, sparse_combiner)
         else:
-            optimizer_fn = optimizers_v1.optimizer_factory(optimizer,
+            optimizer_fn = core.optimizer_factory_v1(optimizer,
                                                            LINEAR_LEARNING_RATE)
         sparse_combiner = linear.check_sparse_combiner(sparse_combiner)
         _check_partitioner(partitioner, "partitioner")
@@ -354,7 +353,7 @@ class _CombinedEstimator(Estimator):
         _check_partitioner(input_layer_partitioner, "input_layer_partitioner")
         linear_part = dnn_part = None
         if linear_columns:
-            linear_part = (linear_columns, optimizers_v1.optimizer_factory(
+            linear_part = (linear_columns, core.optimizer_factory_v1(
                 linear_optimizer, combined_linear_learning_rate(len(linear_columns)),
                 "linear_optimizer"), linear.check_sparse_combiner(
                     linear_sparse_combiner, "linear_sparse_combiner"))
@@ -366,7 +365,7 @@ class _CombinedEstimator(Estimator):
             dnn_activation_fn = dnn.check_activation(dnn_activation_fn,
                                                      "dnn_activation_fn")
             batch_norm = bool(batch_norm)  # As tf.estimator: any truth value.
-            dnn_part = (dnn_columns, optimizers_v1.optimizer_factory(
+            dnn_part = (dnn_columns, core.optimizer_factory_v1(
                 dnn_optimizer, COMBINED_DNN_LEARNING_RATE, "dnn_optimizer"),
                 dnn.check_hidden_units(dnn_hidden_units, "dnn_hidden_units",
                                        sizes_as_int=True),
@@ -474,7 +473,7 @@ class _BaselineEstimator(Estimator):
     """Builds v1's baseline model_fn around a head."""
 
     def __init__(self, head, model_dir, weight_column, optimizer, config):
-        optimizer_fn = optimizers_v1.optimizer_factory(optimizer, BASELINE_LEARNING_RATE)
+        optimizer_fn = core.optimizer_factory_v1(optimizer, BASELINE_LEARNING_RATE)
 
         def model_fn(features, labels, mode):
             logits = baseline.baseline_logits(features, head.logits_dimension,

@@ -102,29 +102,7 @@ DELIBERATE = {
 
 # Scenario name -> a difference not yet fixed (not a choice): listed so the suite
 # stays green while it is, and fails when it is fixed (the entry must then go).
-_WRONG_TYPE_CLASS = "a TypeError where tf.estimator raises a ValueError"
 KNOWN_GAPS = {
-    "canned/arguments/dnn_optimizer_object": _WRONG_TYPE_CLASS,
-    "heads/binary/weight_column_two_columns": (
-        "weights of a wrong shape in EVAL fail when the step runs (InvalidArgumentError); "
-        "tf.estimator's Keras metrics refuse them while building (ValueError)"),
-    "heads/binary/int_labels_with_vocabulary": (
-        "integer labels with a label_vocabulary: ValueError here, TypeError there"),
-    "heads/regression/string_labels": (
-        "string labels of a RegressionHead: ValueError here, UnimplementedError there"),
-    "heads/binary/vocabulary_three_words": (
-        "a 3-word label_vocabulary on a binary head is refused here; tf.estimator "
-        "uses its first two words"),
-    "heads/predictions_keys/binary_empty": (
-        "head.predictions(keys=[]) gives {} here, every prediction there"),
-    "heads/predictions_keys/regression_predictions": (
-        "RegressionHead.predictions takes a `keys` argument here; tf.estimator's "
-        "does not (TypeError)"),
-    "heads/predictions_keys/regression_unknown_key": (
-        "an unknown key: ValueError here, TypeError there (no `keys` argument)"),
-    "heads/attributes/multi_head": (
-        "MultiHead.metrics() holds every head's metrics here; tf.estimator's only "
-        "the per-head loss means"),
     "config/argument/distribute_with_tf_config": (
         "with train_distribute and a cluster TF_CONFIG, tf.estimator takes its "
         "distribute-coordinator view (is_chief, master '', one worker); estimator_lite "
