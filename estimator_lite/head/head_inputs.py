@@ -84,7 +84,7 @@ def check_label_vocabulary(label_vocabulary, n_classes, exact_length=True):
         if not isinstance(value, str):
             raise TypeError(f"label_vocabulary must contain only strings, got {value!r} "
                             f"in {vocabulary!r}")
-    if not vocabulary:
+    if not exact_length and not vocabulary:
         raise ValueError(f"label_vocabulary must not be empty, got {vocabulary!r}")
     if exact_length and len(vocabulary) != n_classes:
         raise ValueError(f"Length of label_vocabulary must be n_classes ({n_classes}). "
