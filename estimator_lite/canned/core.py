@@ -9,13 +9,16 @@ its own ``training/<Name>/iter`` counter, as in tf.estimator 2.15.
 import numbers
 
 from estimator_lite import head as head_lib
-from estimator_lite._engine import mixed_precision
+from estimator_lite import optimizers
+from estimator_lite._engine import mixed_precision, validation
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 from estimator_lite.head import base_head
+from estimator_lite.optimizers import v1 as optimizers_v1
 
 __all__ = ["ModelPart", "check_float", "check_head", "classifier_head",
-           "head_reduction", "regressor_head", "train_op_fn"]
+           "head_reduction", "optimizer_factory", "optimizer_factory_v1",
+           "regressor_head", "train_op_fn"]
 
 
 def check_float(name, value, low, high, allow_none=True):
@@ -33,6 +36,57 @@ def check_float(name, value, low, high, allow_none=True):
     if not low <= value < high:
         raise ValueError(f"{name} must be in [{low}, {high}), got {value!r}")
     return float(value)
+
+
+def _also_value_error(error):
+    """`error` if it is a ValueError already, else a WrongTypeError with its text."""
+    if isinstance(error, ValueError):
+        return error
+    return validation.WrongTypeError(str(error))
+
+
+def _checked_factory(factory, optimizer, *args, **kwargs):
+    """`factory(optimizer, ...)`, its wrong-type errors (now or when the returned
+    function builds the optimizer) raised as WrongTypeErrors: also ValueErrors.
+
+    tf.estimator's canned estimators raise ValueError for an optimizer argument
+    that is no optimizer (an object, a number, a callable returning neither);
+    the factories say TypeError, and a WrongTypeError is both.
+    """
+    try:
+        build = factory(optimizer, *args, **kwargs)
+    except TypeError as error:
+        raise _also_value_error(error) from error
+
+    def checked_build():
+        try:
+            return build()
+        except TypeError as error:
+            raise _also_value_error(error) from error
+    return checked_build
+
+
+def optimizer_factory(optimizer, *args, **kwargs):
+    """`estimator_lite.optimizers.optimizer_factory` for a canned estimator.
+
+    Raises:
+      WrongTypeError: (a TypeError and a ValueError, as tf.estimator's) the
+        optimizer, or what its callable returns, is no optimizer.
+      ValueError: an unknown optimizer name, or another bad value.
+    """
+    return _checked_factory(optimizers.optimizer_factory, optimizer, *args, **kwargs)
+
+
+def optimizer_factory_v1(optimizer, *args, **kwargs):
+    """`estimator_lite.optimizers.v1.optimizer_factory` for a v1 canned estimator.
+
+    Raises:
+      WrongTypeError: (a TypeError and a ValueError, as tf.estimator's) the
+        optimizer, or what its callable returns, is no tf.compat.v1 optimizer.
+      ValueError: an unknown optimizer name.
+    """
+    return _checked_factory(optimizers_v1.optimizer_factory, optimizer, *args,
+                            **kwargs)
 
 
 def check_head(head):

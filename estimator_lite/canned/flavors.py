@@ -31,9 +31,8 @@ import math
 from collections.abc import Callable
 
 from estimator_lite import head as head_lib
-from estimator_lite import optimizers
 from estimator_lite._tf import tf
-from estimator_lite.optimizers import v1 as optimizers_v1
+from estimator_lite.canned import core
 
 __all__ = ["V1", "V2", "Flavor", "check_partitioner", "input_partitioner",
            "layer_partitioner", "v1_class"]
@@ -93,7 +92,7 @@ class Flavor:
 
 V2 = Flavor(
     name="v2", loss_reduction="sum_over_batch_size",
-    optimizer_factory=optimizers.optimizer_factory, dnn_learning_rate=None,
+    optimizer_factory=core.optimizer_factory, dnn_learning_rate=None,
     linear_learning_rate=0.2, baseline_learning_rate=0.3,
     combined_dnn_learning_rate=0.001,
     combined_linear_learning_rate=_fixed_linear_rate,
@@ -101,7 +100,7 @@ V2 = Flavor(
 
 V1 = Flavor(
     name="v1", loss_reduction="weighted_sum",  # tf.compat.v1.losses.Reduction.SUM
-    optimizer_factory=optimizers_v1.optimizer_factory, dnn_learning_rate=0.05,
+    optimizer_factory=core.optimizer_factory_v1, dnn_learning_rate=0.05,
     linear_learning_rate=0.2, baseline_learning_rate=0.3,
     combined_dnn_learning_rate=0.001,
     combined_linear_learning_rate=_scaled_linear_rate,

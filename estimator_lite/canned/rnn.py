@@ -19,7 +19,6 @@ training here, and the reverse.
 
 import numbers
 
-from estimator_lite import optimizers
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import feature_transformation_cache, tf
 from estimator_lite.canned import core, feature_layers
@@ -362,9 +361,9 @@ def _check_units(units, cell_type, rnn_cell_fn):
 def _optimizer_fn(optimizer):
     """(build function, clip norm): names get lr 0.05 and clipnorm 5, as tf.estimator."""
     if isinstance(optimizer, str):
-        return (optimizers.optimizer_factory(optimizer, _DEFAULT_LEARNING_RATE),
+        return (core.optimizer_factory(optimizer, _DEFAULT_LEARNING_RATE),
                 _DEFAULT_CLIP_NORM)
-    return optimizers.optimizer_factory(optimizer), None
+    return core.optimizer_factory(optimizer), None
 
 
 class RNNEstimator(Estimator):

@@ -46,12 +46,13 @@ def check_prediction_keys(keys, valid_keys):
     """Checks `keys` (None, one key or a list of keys) against `valid_keys`.
 
     Returns:
-      The list of requested keys (all valid keys for None).
+      The list of requested keys: all valid keys for None or an empty list (as
+      tf.estimator's heads: no keys asked for means every prediction).
 
     Raises:
       ValueError: a key is not valid.
     """
-    if keys is None:
+    if keys is None or (isinstance(keys, (str, list, tuple)) and not keys):
         return list(valid_keys)
     keys = [keys] if isinstance(keys, (str, tuple)) else list(keys)
     unknown = [k for k in keys if k not in valid_keys]
@@ -290,9 +291,15 @@ class Head(abc.ABC):
     # heads but its MultiLabelHead).
     _SHAPE_BEFORE_VALUES = True
 
-    def _weights(self, features, logits):
-        return head_inputs.weights_from_features(features, self._weight_column, logits,
-                                                 per_logit=self._PER_LOGIT_WEIGHTS)
+    # Whether update_metrics refuses, when the graph is built, weights whose
+    # static shape cannot broadcast to the logits' (as tf.estimator's heads but
+    # its MultiClassHead, whose metrics take such weights until they run).
+    _METRIC_WEIGHTS_BROADCAST = True
+
+    def _weights(self, features, logits, for_metrics=False):
+        return head_inputs.weights_from_features(
+            features, self._weight_column, logits, per_logit=self._PER_LOGIT_WEIGHTS,
+            broadcast_to_logits=for_metrics and self._METRIC_WEIGHTS_BROADCAST)
 
     def _unreduced_loss(self, labels, logits, features):
         """Returns (processed labels, per-example loss)."""
@@ -362,7 +369,8 @@ class Head(abc.ABC):
             processed, unreduced = self._unreduced_loss(labels, logits, features)
             context = EvalContext(
                 labels=processed, predictions=self.predictions(logits),
-                weights=self._weights(features, logits), unreduced_loss=unreduced,
+                weights=self._weights(features, logits, for_metrics=True),
+                unreduced_loss=unreduced,
                 regularization_loss=_regularization_loss(regularization_losses))
             for metric in eval_metrics.values():
                 if isinstance(metric, Metric) and not metric.built:

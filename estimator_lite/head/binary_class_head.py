@@ -44,7 +44,8 @@ class BinaryClassHead(Head):
 
     Labels are 0/1 ids, floats in [0, 1] (probabilities of class 1: the loss is the
     soft cross-entropy, and precision/recall/AUC count any non-zero label as
-    positive, as tf.estimator's do), or strings from `label_vocabulary` (2 entries).
+    positive, as tf.estimator's do), or strings from `label_vocabulary` (its first
+    two entries).
     Predictions:
     logits, logistic, probabilities, class_ids, classes, all_class_ids, all_classes.
     """
@@ -60,7 +61,10 @@ class BinaryClassHead(Head):
         Args:
           weight_column: None, a feature key or a numeric feature column of weights.
           thresholds: floats in (0, 1); adds accuracy/precision/recall at each.
-          label_vocabulary: 2 strings naming classes 0 and 1.
+          label_vocabulary: strings naming classes 0 and 1. As tf.estimator, a
+            list of another length is taken: the first two words name the
+            classes, a label of a later word is out of range (an error when the
+            graph runs), and the export outputs' `classes` list every word.
           loss_reduction: how the training loss is reduced (see reduction.py).
           loss_fn: callable(labels, logits[, features]) -> unreduced loss.
           name: suffix of metric keys, and the head's name in a MultiHead.
@@ -71,12 +75,16 @@ class BinaryClassHead(Head):
         super().__init__(1, name=name, weight_column=weight_column,
                          loss_reduction=loss_reduction, loss_fn=loss_fn)
         self._thresholds = head_inputs.check_thresholds(thresholds)
-        self._label_vocabulary = head_inputs.check_label_vocabulary(label_vocabulary, 2)
+        self._label_vocabulary = head_inputs.check_label_vocabulary(
+            label_vocabulary, 2, exact_length=False)
 
     def _processed_labels(self, labels):
         labels = head_inputs.dense_labels(labels, 1)
         if self._label_vocabulary is not None or labels.dtype == tf.string:
-            labels = head_inputs.class_ids_from_labels(labels, self._label_vocabulary)
+            # TypeError for non-string labels with a vocabulary, as tf.estimator's
+            # binary head (its lookup table refuses their dtype).
+            labels = head_inputs.class_ids_from_labels(labels, self._label_vocabulary,
+                                                       error_class=TypeError)
         # Float labels are kept, not truncated to ids: as in tf.estimator, a label in
         # [0, 1] is the probability of class 1 in the sigmoid cross-entropy.
         labels = tf.cast(labels, tf.float32)

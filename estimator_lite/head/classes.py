@@ -10,11 +10,18 @@ def _vocabulary_tensor(n_classes, label_vocabulary):
     return tf.constant(list(names), dtype=tf.string)
 
 
+# The name of a class the vocabulary has no word for (a binary head's
+# one-word vocabulary), as tf.estimator's lookup table's default.
+_UNKNOWN_CLASS = "UNK"
+
+
 def class_names(class_ids, n_classes, label_vocabulary):
     """String class names of int `class_ids` (the vocabulary entry, else the id)."""
     if label_vocabulary is None:
         return tf.as_string(class_ids, name="str_classes")
-    return tf.gather(_vocabulary_tensor(n_classes, label_vocabulary), class_ids,
+    names = tuple(label_vocabulary)
+    names += (_UNKNOWN_CLASS,) * (n_classes - len(names))
+    return tf.gather(_vocabulary_tensor(n_classes, names), class_ids,
                      name="str_classes")
 
 

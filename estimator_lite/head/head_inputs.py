@@ -3,6 +3,7 @@
 import inspect
 import numbers
 
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 
 __all__ = [
@@ -64,8 +65,13 @@ def check_thresholds(thresholds):
     return thresholds
 
 
-def check_label_vocabulary(label_vocabulary, n_classes):
-    """Checks `label_vocabulary`: None or a list/tuple of `n_classes` distinct strings."""
+def check_label_vocabulary(label_vocabulary, n_classes, exact_length=True):
+    """Checks `label_vocabulary`: None or a list/tuple of `n_classes` distinct strings.
+
+    With `exact_length=False` any non-empty list is taken (the binary heads: as
+    tf.estimator's, labels map to their word's position, so the first two words
+    name classes 0 and 1 and a label of a later word is out of range).
+    """
     if label_vocabulary is None:
         return None
     if not isinstance(label_vocabulary, (list, tuple)):
@@ -78,7 +84,9 @@ def check_label_vocabulary(label_vocabulary, n_classes):
         if not isinstance(value, str):
             raise TypeError(f"label_vocabulary must contain only strings, got {value!r} "
                             f"in {vocabulary!r}")
-    if len(vocabulary) != n_classes:
+    if not exact_length and not vocabulary:
+        raise ValueError(f"label_vocabulary must not be empty, got {vocabulary!r}")
+    if exact_length and len(vocabulary) != n_classes:
         raise ValueError(f"Length of label_vocabulary must be n_classes ({n_classes}). "
                          f"Given: {len(vocabulary)}; label_vocabulary must have "
                          f"n_classes={n_classes} items, got "
@@ -291,11 +299,22 @@ def dense_labels(labels, label_dimension):
     return labels
 
 
-def class_ids_from_labels(labels, label_vocabulary):
+def class_ids_from_labels(labels, label_vocabulary, error_class=ValueError):
     """Maps string labels to int64 class ids by their position in `label_vocabulary`.
 
     Without a vocabulary, labels must already be integer (or 0/1 float) class ids.
     A label outside the vocabulary fails at run time with InvalidArgumentError.
+
+    Args:
+      labels: the dense labels Tensor.
+      label_vocabulary: a tuple of strings, or None.
+      error_class: raised for labels that are not strings with a vocabulary
+        (tf.estimator's binary head raises TypeError there, its others
+        ValueError).
+
+    Raises:
+      ValueError: string labels without a vocabulary.
+      error_class: labels of another dtype than string with a vocabulary.
     """
     if label_vocabulary is None:
         if labels.dtype == tf.string:
@@ -303,8 +322,8 @@ def class_ids_from_labels(labels, label_vocabulary):
                              "to class ids")
         return tf.cast(labels, tf.int64)
     if labels.dtype != tf.string:
-        raise ValueError("labels must be strings when label_vocabulary is given, got "
-                         f"dtype {labels.dtype.name}")
+        raise error_class("labels must be strings when label_vocabulary is given, got "
+                          f"dtype {labels.dtype.name}")
     matches = tf.equal(tf.expand_dims(labels, -1), tf.constant(label_vocabulary))
     found = tf.Assert(tf.reduce_all(tf.reduce_any(matches, -1)), [
         f"labels must be in label_vocabulary {list(label_vocabulary)}; got", labels],
@@ -340,7 +359,8 @@ def labels_in_range(labels, n_classes, message=None):
         return tf.identity(labels)
 
 
-def weights_from_features(features, weight_column, logits, per_logit=True):
+def weights_from_features(features, weight_column, logits, per_logit=True,
+                          broadcast_to_logits=False):
     """Returns the example weights as float32 [D0, ..., DN, 1 or d], or None.
 
     Logits are [D0, ..., DN, d]; weights may be [D0, ..., DN] (given a last
@@ -353,10 +373,14 @@ def weights_from_features(features, weight_column, logits, per_logit=True):
       weight_column: None, a feature key or a numeric feature column.
       logits: the head's logits [D0, ..., DN, d].
       per_logit: whether weights may be given per logit (regression heads).
+      broadcast_to_logits: also refuse, when the graph is built, weights whose
+        known static shape cannot broadcast to the logits' (what tf.estimator's
+        eval metrics of most heads check, with a ValueError).
 
     Raises:
       ValueError: the weight feature is missing or not numeric; eagerly, its
-        shape does not fit the logits.
+        shape does not fit the logits; with `broadcast_to_logits`, its static
+        shape cannot broadcast to theirs.
     """
     if weight_column is None:
         return None
@@ -372,7 +396,41 @@ def weights_from_features(features, weight_column, logits, per_logit=True):
         weights = tf.cast(weights, tf.float32)
     else:
         weights = tf.feature_column.input_layer({key: features[key]}, [weight_column])
+    if broadcast_to_logits and not tf.executing_eagerly():
+        _check_broadcastable(key, weights.shape, logits.shape)
     return _weights_matching_logits(weights, logits, per_logit)
+
+
+def _check_broadcastable(key, weights_shape, logits_shape):
+    """Refuses weights whose static shape cannot broadcast to the logits' shape.
+
+    Weights one rank below the logits are taken with a last dimension of 1, as
+    the heads use them. Unknown ranks and dimensions pass (the graph checks
+    them when it runs).
+
+    Raises:
+      ValueError: a rank or a known dimension that cannot broadcast (the
+        opening words are tf.estimator's).
+    """
+    if weights_shape.ndims is None or logits_shape.ndims is None:
+        return
+    if weights_shape.ndims == logits_shape.ndims - 1:
+        weights_shape = weights_shape.concatenate([1])
+    if weights_shape.ndims == 0 or weights_shape.is_compatible_with(logits_shape):
+        return
+    shapes = (f"values.shape={logits_shape.as_list()}, weights.shape="
+              f"{weights_shape.as_list()}. (The eval metrics need the weights of "
+              f"weight_column {key!r} to broadcast to the logits' shape [D0, D1, ... "
+              "DN, logits_dimension].)")
+    if weights_shape.ndims != logits_shape.ndims:
+        raise ValueError(f"weights can not be broadcast to values. values.rank="
+                         f"{logits_shape.ndims}. weights.rank={weights_shape.ndims}. "
+                         f"{shapes}")
+    for dim, (weight, value) in enumerate(zip_strict(weights_shape.as_list(),
+                                                     logits_shape.as_list())):
+        if weight is not None and value is not None and weight not in (1, value):
+            raise ValueError(f"weights can not be broadcast to values. Mismatch at "
+                             f"dim {dim}. {shapes}")
 
 
 def _weights_shape_message(per_logit):

@@ -83,6 +83,10 @@ class MultiClassHead(Head):
     Predictions: logits, probabilities, class_ids, classes, all_class_ids, all_classes.
     """
 
+    # tf.estimator's metrics of this head take weights of any static shape (a
+    # wrong one fails when the graph runs).
+    _METRIC_WEIGHTS_BROADCAST = False
+
     def __init__(self, n_classes, weight_column=None, label_vocabulary=None,
                  loss_reduction=reduction.SUM_OVER_BATCH_SIZE, loss_fn=None, name=None):
         """Checks and stores the arguments.

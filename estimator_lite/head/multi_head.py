@@ -166,40 +166,49 @@ class MultiHead(Head):
         return outputs
 
     def metrics(self, regularization_losses=None):
-        """Every head's metrics, 'loss/<head>' per head, and the regularization loss."""
+        """'loss/<head>' per head, and the regularization loss if asked for.
+
+        As tf.estimator's MultiHead, the heads' own metrics are not here:
+        `update_metrics` builds them (each head's `metrics()`) and adds them.
+        """
         metrics = {}
-        for head in self._heads:
-            metrics.update(head.metrics())
-            key = metric_key(MetricKeys.LOSS, head.name)
-            metrics[key] = Metric(key, tf.metrics.mean)
         if regularization_losses is not None:
             key = metric_key(MetricKeys.LOSS_REGULARIZATION, self._name)
+            metrics[key] = Metric(key, tf.metrics.mean)
+        for head in self._heads:
+            key = metric_key(MetricKeys.LOSS, head.name)
             metrics[key] = Metric(key, tf.metrics.mean)
         return metrics
 
     def update_metrics(self, eval_metrics, features, logits, labels,
                        regularization_losses=None):
-        """Builds every head's metrics, the per-head losses and the regularization loss.
+        """Builds the per-head losses, the regularization loss and every head's
+        own metrics, which it adds to `eval_metrics` (as tf.estimator's MultiHead:
+        its `metrics()` holds only the losses).
 
         Returns:
           `eval_metrics`, its Metric objects now holding (value, update_op).
         """
         labels = self._head_labels(labels)
         logits = self._split_logits(logits)
-        for head in self._heads:
-            with tf.name_scope(head.name):
-                # Only this head's metrics: the others need their own head's tensors.
-                own = {key: eval_metrics[key] for key in head.metrics()
-                       if key in eval_metrics}
-                head.update_metrics(own, features, logits[head.name], labels[head.name])
-                loss_metric = eval_metrics.get(metric_key(MetricKeys.LOSS, head.name))
-                if isinstance(loss_metric, Metric) and not loss_metric.built:
-                    loss_metric.update_state(head.loss(labels[head.name],
-                                                       logits[head.name], features))
         key = metric_key(MetricKeys.LOSS_REGULARIZATION, self._name)
         if regularization_losses and isinstance(eval_metrics.get(key), Metric):
             eval_metrics[key].update_state(tf.add_n(
                 [tf.cast(r, tf.float32) for r in regularization_losses]))
+        for head in self._heads:
+            with tf.name_scope(head.name):
+                loss_metric = eval_metrics.get(metric_key(MetricKeys.LOSS, head.name))
+                if isinstance(loss_metric, Metric) and not loss_metric.built:
+                    loss_metric.update_state(head.loss(labels[head.name],
+                                                       logits[head.name], features))
+                # Metrics of this head already in eval_metrics are kept (eagerly
+                # they accumulate over calls); the others are the head's new ones.
+                own = {key: eval_metrics[key] if isinstance(
+                    eval_metrics.get(key), Metric) else metric
+                       for key, metric in head.metrics().items()}
+                own = head.update_metrics(own, features, logits[head.name],
+                                          labels[head.name])
+                eval_metrics.update(own or {})
         return eval_metrics
 
     def _checked_logits(self, logits):

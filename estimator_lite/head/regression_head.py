@@ -6,7 +6,7 @@ import numbers
 from estimator_lite import export as export_lib
 from estimator_lite._tf import tf
 from estimator_lite.head import head_inputs, reduction
-from estimator_lite.head.base_head import Head, check_prediction_keys
+from estimator_lite.head.base_head import Head
 from estimator_lite.head.keys import MetricKeys, PredictionKeys, SignatureKeys
 from estimator_lite.head.metrics import weighted_mean
 
@@ -61,33 +61,31 @@ class RegressionHead(Head):
     def _processed_labels(self, labels):
         labels = head_inputs.dense_labels(labels, self._logits_dimension)
         if labels.dtype == tf.string:
-            raise ValueError("regression labels must be numbers, got a string Tensor")
+            # tf.estimator's error class (its cast of the labels fails when run),
+            # raised here when the graph is built.
+            raise tf.errors.UnimplementedError(
+                None, None, "regression labels must be numbers, got a string Tensor "
+                f"{labels!r} (casting strings to float is not supported; convert them, "
+                "e.g. with tf.strings.to_number, in the input_fn)")
         return tf.cast(labels, tf.float32)
 
     def _builtin_unreduced_loss(self, labels, logits):
         return tf.squared_difference(labels, logits)
 
-    def _prediction_keys(self):
-        if self._inverse_link_fn is None:
-            return (PredictionKeys.PREDICTIONS,)
-        return (PredictionKeys.PREDICTIONS, PredictionKeys.LOGITS)
+    def predictions(self, logits):
+        """Returns the predictions dict: 'predictions', and 'logits' with an
+        inverse link.
 
-    def predictions(self, logits, keys=None):
-        """Returns the predictions dict (only `keys` if given).
-
-        Raises:
-          ValueError: an unknown key.
+        Unlike the classification heads it takes no `keys` (as tf.estimator's
+        regression heads: passing one is a TypeError).
         """
-        keys = check_prediction_keys(keys, self._prediction_keys())
         logits = head_inputs.check_logits(logits, self._logits_dimension)
         with tf.name_scope("predictions"):
             if self._inverse_link_fn is None:
-                every = {PredictionKeys.PREDICTIONS: logits}
-            else:
-                every = {PredictionKeys.PREDICTIONS: tf.identity(
-                    self._inverse_link_fn(logits), name="predictions"),
-                         PredictionKeys.LOGITS: logits}
-        return {key: every[key] for key in keys}
+                return {PredictionKeys.PREDICTIONS: logits}
+            return {PredictionKeys.PREDICTIONS: tf.identity(
+                self._inverse_link_fn(logits), name="predictions"),
+                    PredictionKeys.LOGITS: logits}
 
     def _export_outputs(self, predictions):
         regression = export_lib.RegressionOutput(predictions[PredictionKeys.PREDICTIONS])

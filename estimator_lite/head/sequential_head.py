@@ -221,7 +221,14 @@ class SequentialHeadWrapper(_SequentialHead):
             regularization_losses=regularization_losses)
 
     def predictions(self, logits, keys=None):
-        """The wrapped head's predictions."""
+        """The wrapped head's predictions (only `keys` if given).
+
+        `keys` is passed on only when given: a regression head's `predictions`
+        takes none (tf.estimator's wrapper always passed it, so its regression
+        heads' predictions could not be asked for at all).
+        """
+        if keys is None:
+            return self._static_head.predictions(logits)
         return self._static_head.predictions(logits, keys=keys)
 
     def metrics(self, regularization_losses=None):

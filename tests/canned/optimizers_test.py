@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import estimator_lite as el
 from estimator_lite.canned import optimizers
+from estimator_lite.compat import v1 as el_v1
 
 UNKNOWN_NAME = "optimizer must be one of"
 WRONG_TYPE = "optimizer must be an optimizer name"
@@ -176,3 +178,40 @@ def test_get_optimizer_instance_v2_names_instances_and_callables():
     for error in (TypeError, ValueError):  # tf.estimator: ValueError
         with pytest.raises(error, match="opt must be a Keras optimizer"):
             get(v1_optimizer)
+
+
+_COLUMNS = [tf.feature_column.numeric_column("x")]
+
+
+@pytest.mark.parametrize("make", [
+    lambda opt: el.DNNClassifier([2], _COLUMNS, optimizer=opt),
+    lambda opt: el.LinearRegressor(_COLUMNS, optimizer=opt),
+    lambda opt: el.BaselineClassifier(optimizer=opt),
+    lambda opt: el.DNNLinearCombinedClassifier(
+        linear_feature_columns=_COLUMNS, dnn_feature_columns=_COLUMNS,
+        dnn_hidden_units=[2], dnn_optimizer=opt),
+    lambda opt: el_v1.DNNClassifier([2], _COLUMNS, optimizer=opt),
+    lambda opt: el_v1.LinearClassifier(_COLUMNS, optimizer=opt),
+])
+def test_an_optimizer_that_is_no_optimizer_is_a_value_error_as_in_tf_estimator(make):
+    # tf.estimator 2.15 raises ValueError; the error is a TypeError too.
+    for optimizer in (object(), 3):
+        with pytest.raises(ValueError, match="optimizer must be") as raised:
+            make(optimizer)
+        assert isinstance(raised.value, TypeError)
+
+
+def test_an_optimizer_callable_returning_no_optimizer_fails_train_with_value_error(
+        tmp_path):
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(
+            ({"x": np.ones((4, 1), np.float32)}, np.ones((4, 1), np.int64))).batch(2)
+
+    def no_optimizer():
+        return "SGD"  # A name is for the argument itself, not for its callable.
+
+    for module in (el, el_v1):
+        estimator = module.DNNClassifier([2], _COLUMNS, model_dir=str(
+            tmp_path / module.__name__), optimizer=no_optimizer)
+        with pytest.raises(ValueError, match=CALLABLE_RESULT + "|must be a tf.compat"):
+            estimator.train(input_fn, steps=1)

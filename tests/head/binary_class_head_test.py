@@ -25,7 +25,7 @@ WEIGHTS = np.array([[1.0], [2.0], [0.5], [1.0], [3.0], [1.5]], np.float32)
 OPTIMIZER_ERROR = "tf.compat.v1.train.Optimizer"
 EXACTLY_ONE_ERROR = "exactly one of optimizer and train_op_fn"
 THRESHOLDS_ERROR = "thresholds must be in (0, 1) range"
-VOCABULARY_ERROR = "label_vocabulary must have n_classes=2 items"
+VOCABULARY_ERROR = "label_vocabulary must not be empty"
 REDUCTION_ERROR = "Invalid loss_reduction"
 LABEL_SHAPE_ERROR_RE = "Mismatched label shape"
 MISSING_LABELS_ERROR = "You must provide a labels Tensor"
@@ -243,7 +243,7 @@ def test_train_op_fn_and_update_ops_run(run_in_graph):
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
     ({"thresholds": [0.0]}, ValueError, THRESHOLDS_ERROR),
     ({"thresholds": "0.5"}, TypeError, "thresholds must be a list"),
-    ({"label_vocabulary": ["a"]}, ValueError, VOCABULARY_ERROR),
+    ({"label_vocabulary": []}, ValueError, VOCABULARY_ERROR),
     ({"label_vocabulary": "ab"}, ValueError, "label_vocabulary must be a list"),
     ({"loss_reduction": "none"}, ValueError, REDUCTION_ERROR),
     ({"loss_reduction": 3}, TypeError, "loss_reduction must be a str"),
