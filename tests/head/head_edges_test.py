@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests import zygote
+from tests.support import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
