@@ -6,11 +6,17 @@ API and behaviour follow TF Estimator's Estimator (2.15). Every call builds its 
 Who owns what. This module builds the graphs (input_fn and model_fn calls, devices,
 warm start, Keras name isolation) and hands them to the code that runs them:
 | train loop                 | `_engine/train_session.py`, `_engine/periodic.py` |
+| what runs around the train | `_engine/train_setup.py` (hook order, checkpoints, |
+| graph, from the RunConfig  | summaries, session options: the TrainSession)     |
 | distribution strategies    | `_engine/distribute.py` (replicas, input, reductions)     |
 | eval loop / predict loop   | `_engine/eval_loop.py` / `_engine/predict_loop.py`        |
 | SavedModel writing         | `export/saved_model.py` (signatures, atomic dirs, Builder) |
 | input_fn results           | `_engine/input_fn.py`                                     |
 | names in model_dir         | `_engine/model_dir.py`                                    |
+| RunConfig / model_dir      | `_estimator_construction.py` (and the members a subclass  |
+| resolution                 | may not redefine)                                         |
+| tf.estimator's private     | `_estimator_privates.py` (names kept here)                |
+| module helpers             |                                                           |
 Other modules (extenders, hooks) use an Estimator only through its public API
 and the package interface at the end of this module, never its privates.
 """
@@ -18,98 +24,39 @@ and the package interface at the end of this module, never its privates.
 import copy
 import os
 
+from estimator_lite import _estimator_construction
 from estimator_lite import model_fn as model_fn_lib
 from estimator_lite._engine import (
-    collective_watchdog,
     distribute,
     eval_loop,
-    event_files,
     mixed_precision,
     predict_loop,
     roles,
     state_updates,
     step_loop,
+    train_setup,
     validation,
     warm_start,
     xla,
 )
 from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._engine import model_dir as model_dir_lib
-from estimator_lite._engine import periodic_actions as periodic
 from estimator_lite._engine.fn_args import call_with_declared_args, declared_args
-from estimator_lite._engine.train_session import TrainSession, check_train_args, step_limits
+from estimator_lite._engine.train_session import step_limits
 from estimator_lite._engine.warm_start import VocabInfo, WarmStartSettings
+from estimator_lite._estimator_construction import (
+    maybe_overwrite_model_dir_and_session_config,
+)
+from estimator_lite._estimator_privates import (  # noqa: F401 - tf.estimator's names, kept here
+    _load_global_step_from_checkpoint_dir,
+    _write_dict_to_summary,
+)
 from estimator_lite._tf import logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
-from estimator_lite.run_config import RunConfig, default_session_config
 
 __all__ = ["Estimator", "VocabInfo", "WarmStartSettings",
            "maybe_overwrite_model_dir_and_session_config"]
-
-# What a subclass of Estimator may redefine (tf.estimator's list); every other
-# member is the Estimator's own, so train/evaluate/predict/export behave as
-# documented whatever the subclass (canned estimators included).
-_OVERRIDABLE = frozenset({
-    "model_fn", "_create_and_assert_global_step", "_export_all_saved_models",
-    "_tf_api_names", "_tf_api_names_v1", "_estimator_api_names",
-    "_estimator_api_names_v1", "_estimator_api_constants",
-    "_estimator_api_constants_v1", "latest_checkpoint"})
-
-
-def _check_members_not_overridden(estimator):
-    """Raises ValueError when the estimator's class redefines an Estimator member.
-
-    As tf.estimator: only the class itself is inspected, and TPUEstimator (TF's
-    own) may redefine anything.
-    """
-    cls = type(estimator)
-    if cls is Estimator or cls.__name__ == "TPUEstimator":
-        return
-    ours = {m for m in dir(Estimator) if not m.startswith("__")}
-    overridden = sorted(m for m in ours & set(vars(cls)) - _OVERRIDABLE
-                        if getattr(Estimator, m) != getattr(cls, m))
-    if overridden:
-        raise ValueError(f"subclasses of Estimator cannot override its members: "
-                         f"{cls.__name__} overrides {overridden} ({cls.__name__} "
-                         f"cannot override members of Estimator: "
-                         f"{', '.join(overridden)})")
-
-
-def maybe_overwrite_model_dir_and_session_config(config, model_dir):
-    """The RunConfig an Estimator built with (`config`, `model_dir`) runs with.
-
-    tf.estimator's helper of that name, which libraries' Estimator subclasses
-    (tensorflow_lattice's canned estimators) call before their own constructor
-    work, e.g. to write files into the model_dir. The rules are Estimator's:
-    no config is a default RunConfig, and the model_dir is the argument, the
-    config's, or a new temporary directory.
-
-    Args:
-      config: a RunConfig or None.
-      model_dir: a path (str or os.PathLike) or None.
-
-    Returns:
-      `config` itself when its model_dir and session_config are set, else a copy
-      of it with the model_dir resolved and the default session_config.
-
-    Raises:
-      TypeError: config is not a RunConfig (also a ValueError, what tf.estimator
-        raises), or model_dir is not a path.
-      ValueError: model_dir and config.model_dir are both given and differ.
-    """
-    if config is None:
-        logging.info("Using default config.")
-        config = RunConfig()
-    if not isinstance(config, RunConfig):
-        raise validation.WrongTypeError(
-            f"config must be an estimator_lite.RunConfig (an instance of `RunConfig`), "
-            f"got {config!r} of type {type(config).__name__}")
-    # replace() copies the config (its class and attributes kept), as tf.estimator.
-    if config.session_config is None:
-        config = config.replace(session_config=default_session_config())
-    resolved = model_dir_lib.resolve_model_dir(model_dir, config.model_dir)
-    return config if config.model_dir == resolved else config.replace(model_dir=resolved)
 
 
 class Estimator:
@@ -129,7 +76,7 @@ class Estimator:
           ValueError: model_fn's arguments are wrong, or model_dir conflicts with
             config.model_dir.
         """
-        _check_members_not_overridden(self)
+        _estimator_construction.check_members_not_overridden(self, Estimator)
         self._config = mixed_precision.with_session_rewrite(
             maybe_overwrite_model_dir_and_session_config(config, model_dir))
         self._model_dir = self._config.model_dir
@@ -307,7 +254,7 @@ class Estimator:
             raise ValueError(f"train() cannot run as task type {config.task_type!r} (an "
                              "evaluator or ps does not train); use "
                              "train_and_evaluate, which runs each role's job")
-        hooks, listeners = _check_train_args(
+        hooks, listeners = train_setup.check_args(
             steps, max_steps, hooks, saving_listeners, checkpoints_off=config.is_chief
             and not (config.save_checkpoints_steps or config.save_checkpoints_secs))
         if max_steps is not None and self._current_step() >= max_steps:
@@ -347,38 +294,10 @@ class Estimator:
         if self._warm_start is not None and config.is_chief:
             warm_start.apply(self._warm_start, self.latest_checkpoint())
         scaffold = input_fn_lib.scaffold_with_input(spec.scaffold, inputs.initializer)
-        # tf.estimator's order: (the checkpoint saver,) the model_fn's chief-only
-        # hooks, the caller's hooks, then the model_fn's training hooks.
-        chief_hooks = list(spec.training_chief_hooks) if config.is_chief else []
-        all_hooks = chief_hooks + list(hooks) + list(spec.training_hooks)
-        checkpoints = summaries = None
-        if config.is_chief:
-            checkpoints = periodic.CheckpointSaver(periodic.CheckpointPolicy(
-                self._model_dir, config.save_checkpoints_steps,
-                config.save_checkpoints_secs, listeners, config.checkpoint_save_graph_def,
-                type(self).__name__))
-        if _writes_train_summaries(config):
-            summaries = periodic.TrainSummaries(
-                self._model_dir, config.save_summary_steps, spec.loss)
-        progress = periodic.ReportProgress(
-            config.log_step_count_steps, spec.loss, summaries=summaries,
+        return train_setup.train_session(
+            config, self._model_dir, type(self).__name__, global_step=global_step,
+            spec=spec, scaffold=scaffold, hooks=hooks, listeners=listeners, loop=loop,
             examples_per_step=examples_per_step)
-        return TrainSession(
-            global_step=global_step, train_op=spec.train_op, loss=spec.loss,
-            scaffold=scaffold, hooks=all_hooks, master=config.master,
-            session_config=distribute.session_config(config.train_distribute,
-                                                     config.session_config),
-            is_chief=config.is_chief,
-            checkpoints=checkpoints, summaries=summaries, progress=progress,
-            restore_dir=(self._model_dir if distribute.workers_hold_variables(
-                config.train_distribute) else None),
-            session_creation_timeout_secs=_creation_timeout(config), loop=loop,
-            watchdog=(collective_watchdog.for_config(config, self._model_dir,
-                                                     _creation_timeout(config))
-                      if distribute.is_collective(config.train_distribute) else None),
-            before_finalize_fn=lambda: periodic.add_default_saver(
-                scaffold, config.keep_checkpoint_max,
-                config.keep_checkpoint_every_n_hours))
 
     def _call_train_model_fn(self, features, labels):
         """The TRAIN spec, its train op also running the layers' state updates.
@@ -603,30 +522,6 @@ def warm_start_settings(estimator):
     return estimator._warm_start
 
 
-# tf.estimator's wording of train()'s argument rules, added to ours (code that
-# matches those messages keeps working).
-_TRAIN_ARGS_WORDING = (
-    ("steps must be", "Must specify steps > 0"),
-    ("max_steps must be", "Must specify max_steps > 0"),
-    ("hooks must", "each hook must be a SessionRunHook"),
-    ("saving_listeners must", "saving_listeners must be a list of "
-                              "CheckpointSaverListener"),
-    ("saving_listeners need checkpoints", "There should be a CheckpointSaverHook to "
-                                          "use saving_listeners"),
-)
-
-
-def _check_train_args(*args, **kwargs):
-    """train_session.check_train_args, its errors also worded as tf.estimator's."""
-    try:
-        return check_train_args(*args, **kwargs)
-    except (TypeError, ValueError) as e:
-        for start, wording in _TRAIN_ARGS_WORDING:
-            if str(e).startswith(start):
-                raise type(e)(f"{e} ({wording})") from None
-        raise
-
-
 def _check_hooks(hooks):
     """The hooks as a tuple; TypeError (worded as tf.estimator's too) otherwise."""
     try:
@@ -661,58 +556,3 @@ def eval_scaffold(estimator, input_fn):
         inputs = estimator._call_input_fn(input_fn, ModeKeys.EVAL)
         return estimator._call_model_fn(inputs.features, inputs.labels,
                                         ModeKeys.EVAL).scaffold
-
-
-def _writes_train_summaries(config):
-    """Whether this task writes the training summaries and step rate to model_dir.
-
-    The chief does, except beside a legacy master with workers (between-graph
-    replication): the master also evaluates, so worker 0 writes them, as with
-    tf.estimator.
-    """
-    cluster = config.cluster_spec
-    jobs = cluster.jobs if cluster else ()
-    if (roles.MASTER in jobs and roles.WORKER in jobs
-            and not distribute.is_collective(config.train_distribute)):
-        return config.task_type == roles.WORKER and config.task_id == 0
-    return config.is_chief
-
-
-def _creation_timeout(config):
-    """RunConfig.session_creation_timeout_secs; None waits for the chief without end
-    (as tf.estimator's SessionManager does)."""
-    timeout = config.session_creation_timeout_secs
-    return float("inf") if timeout is None else timeout
-
-
-# tf.estimator's private module functions that libraries and test suites import by
-# path (tensorflow_estimator.python.estimator.estimator._...), with its behaviour.
-
-
-def _write_dict_to_summary(output_dir, dictionary, current_global_step):
-    """Writes an evaluation's metrics (without 'global_step') as summaries at
-    `current_global_step` in `output_dir`, as `evaluate()` does.
-
-    Args:
-      output_dir: the directory of the event file.
-      dictionary: {metric name: value}: numbers, arrays, serialized Summaries.
-      current_global_step: the step the summaries are written at.
-    """
-    logging.info("Saving dict for global step %d: %s", current_global_step,
-                 ", ".join(f"{k} = {v}" for k, v in sorted(dictionary.items())))
-    values = {k: v for k, v in dictionary.items() if k != tf.GraphKeys.GLOBAL_STEP}
-    # Successive calls add to one event file, as tf.estimator's cached writer does.
-    writer = event_files.shared_summary_writer(output_dir)
-    writer.add_summary(event_files.eval_summary(values), current_global_step)
-    writer.flush()
-
-
-def _load_global_step_from_checkpoint_dir(checkpoint_dir):
-    """The global step of `checkpoint_dir`'s newest checkpoint, 0 without one."""
-    latest = model_dir_lib.latest_checkpoint(checkpoint_dir)
-    if latest is None:
-        return 0
-    reader = tf.train.NewCheckpointReader(latest)
-    if not reader.has_tensor(tf.GraphKeys.GLOBAL_STEP):
-        return 0
-    return int(reader.get_tensor(tf.GraphKeys.GLOBAL_STEP))

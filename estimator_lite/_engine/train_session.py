@@ -9,7 +9,7 @@ bare ``session.run(train_op)``. Summaries, loss logging and SessionRunHook fetch
 go through a full ``session.run`` only on the steps where one of them is due.
 
 Who owns what:
-| session create / restore / recover | `TrainSession` (`_create_session`, `_recover`) |
+| session create / restore / recover | `session_creation`; `TrainSession._recover`  |
 | the step: guard, hooks, fast path  | `TrainSession._step`, `hook_protocol`          |
 | K steps per call (opt-in loops)    | `step_loop`, `TrainSession._loop_step`         |
 | checkpoint saves and listeners     | `periodic_actions.CheckpointSaver`             |
@@ -24,8 +24,8 @@ import time
 
 from estimator_lite._engine import (
     collective_watchdog,
-    model_dir,
     peer_timeout,
+    session_creation,
     step_loop,
     validation,
 )
@@ -35,7 +35,6 @@ from estimator_lite._engine.periodic_actions import (
     CheckpointPolicy,
     CheckpointSaver,
     add_default_saver,
-    remove_checkpoint_temps,
 )
 from estimator_lite._engine.queue_runners import QueueRunners
 from estimator_lite._engine.shutdown import GracefulShutdown, grace_secs_from_env
@@ -46,11 +45,9 @@ __all__ = ["TrainSession", "NanLossDuringTrainingError", "build_step_guard",
            # Re-exported: they lived here before periodic_actions existed.
            "NOT_CHECKPOINTED", "CheckpointPolicy", "add_default_saver"]
 
-_RECOVERABLE_ERRORS = (tf.errors.AbortedError, tf.errors.UnavailableError)
+_RECOVERABLE_ERRORS = session_creation.RECOVERABLE_ERRORS
+_READY_POLL_SECS = session_creation.READY_POLL_SECS
 _NAN_STEP = -1
-# How often a non-chief checks whether the chief has initialised the model
-# (SessionManager's default of 30 s delays every worker start by up to that much).
-_READY_POLL_SECS = 1
 
 
 def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off):
@@ -204,8 +201,6 @@ class TrainSession:
         self._hooks = tuple(hooks)
         self._master = master
         self._session_config = session_config
-        self._is_chief = is_chief
-        self._restore_dir = restore_dir
         self._checkpoints = (checkpoints if is_chief and checkpoints is not None
                              else CheckpointSaver())
         self._summaries = summaries
@@ -229,6 +224,11 @@ class TrainSession:
         scaffold.finalize()
         self._scaffold = scaffold
         self._graph.finalize()
+        self._sessions = session_creation.SessionCreator(
+            graph=self._graph, scaffold=scaffold, global_step=global_step, master=master,
+            session_config=session_config, is_chief=is_chief, restore_dir=restore_dir,
+            checkpoints=self._checkpoints,
+            creation_timeout_secs=session_creation_timeout_secs)
         self._session = None
         self._queue_runners = None
         self._run_step = None
@@ -259,19 +259,7 @@ class TrainSession:
     # Session lifecycle -------------------------------------------------------
 
     def _create_session(self):
-        manager = tf.train.SessionManager(
-            local_init_op=self._scaffold.local_init_op,
-            ready_op=self._scaffold.ready_op,
-            ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
-            graph=self._graph, recovery_wait_secs=_READY_POLL_SECS)
-        if not self._is_chief and self._restore_dir is None:
-            session = manager.wait_for_session(
-                self._master, config=self._session_config,
-                max_wait_secs=self._creation_timeout_secs)
-        else:
-            session = self._adopt_live_model()
-            if session is None:
-                session = self._restore_or_initialize(manager)
+        session = self._sessions.create()
         self._session = session
         self._queue_runners = QueueRunners(session)
         self._run_step = session.make_callable(self._guard)
@@ -289,68 +277,6 @@ class TrainSession:
         for hook in self._hooks:
             hook.after_create_session(session, self._queue_runners.coordinator)
         return step
-
-    def _restore_or_initialize(self, manager):
-        """Chief (or a worker with its own variables): restores the newest checkpoint
-        (after checking it fits the graph) or initialises the model."""
-        ckpt_dir = self._checkpoints.checkpoint_dir or self._restore_dir
-        latest = model_dir.latest_checkpoint(ckpt_dir) if ckpt_dir else None
-        if latest:
-            # The variables the Estimator's Saver restores; a model_fn's own Saver
-            # decides for itself, so then only shapes and dtypes are checked.
-            skipped = {id(v) for v in tf.get_collection(NOT_CHECKPOINTED)}
-            estimator_saver = self._scaffold.saver in tf.get_collection(tf.GraphKeys.SAVERS)
-            model_dir.check_checkpoint_matches(
-                latest, [v for v in tf.global_variables() if id(v) not in skipped],
-                ckpt_dir, require_all=estimator_saver,
-                estimator_name=self._checkpoints.estimator_name)
-        if self._checkpoints.checkpoint_dir:
-            tf.io.gfile.makedirs(ckpt_dir)  # the Saver does not create it
-            remove_checkpoint_temps(ckpt_dir)
-        return manager.prepare_session(
-            self._master, init_op=self._scaffold.init_op, saver=self._scaffold.saver,
-            checkpoint_dir=ckpt_dir, config=self._session_config,
-            init_feed_dict=self._scaffold.init_feed_dict,
-            init_fn=self._scaffold.init_fn)
-
-    def _adopt_live_model(self):
-        """A restarted chief keeps the live model on the ps instead of going back.
-
-        When the ps tasks still hold every variable initialised and their global
-        step is ahead of the newest checkpoint (the workers kept training while the
-        chief was down), restoring that checkpoint would throw their steps away.
-
-        Returns:
-          A ready session on the live model, or None to initialise/restore as usual.
-        """
-        ckpt_dir = self._checkpoints.checkpoint_dir
-        if not self._master or ckpt_dir is None:
-            return None  # no remote variables to keep
-        latest = model_dir.latest_checkpoint(ckpt_dir)
-        if latest is None:
-            # A fresh run (the chief saves at step 0 as soon as it starts): no extra
-            # session just to find uninitialised variables.
-            return None
-        session = tf.Session(self._master, graph=self._graph, config=self._session_config)
-        try:
-            if len(session.run(self._scaffold.ready_op)):
-                session.close()
-                return None
-            live_step = int(session.run(self._global_step))
-            saved_step = model_dir.checkpoint_step(latest)
-            if live_step <= saved_step:
-                session.close()
-                return None
-            session.run(self._scaffold.local_init_op)
-        except _RECOVERABLE_ERRORS:
-            session.close()
-            raise
-        # A collective worker's variables live on its own server, not on a ps.
-        holder = "This task's server" if self._restore_dir is not None else "The ps"
-        logging.info("%s holds a live model at global step %d, ahead of the newest "
-                     "checkpoint (step %d): keeping it instead of restoring.", holder,
-                     live_step, saved_step)
-        return session
 
     def _peer_timeout(self, error):
         """session_config.operation_timeout_in_ms ran out on a cluster: the error to

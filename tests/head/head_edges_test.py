@@ -13,8 +13,8 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests.support import zygote
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
+from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EDGES_DRIVER = os.path.join(ROOT, "tests", "head", "head_edges_driver.py")
