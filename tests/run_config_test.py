@@ -11,6 +11,7 @@ import estimator_lite as el
 from estimator_lite.run_config import parse_tf_config
 from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 from tests.support import zygote
+from tests.support.tf_versions import tf2_only
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE_DRIVER = os.path.join(ROOT, "tests", "oracle", "run_config_driver.py")
@@ -635,12 +636,14 @@ def _ps_v2():
     return cls.__new__(cls)
 
 
+@tf2_only("TF2's tf.distribute.experimental.ParameterServerStrategy")
 def test_tf2_parameter_server_strategy_refused_at_construction(monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
     with pytest.raises(ValueError, match="tf.compat.v1.distribute.experimental"):
         el.RunConfig(train_distribute=_ps_v2())
 
 
+@tf2_only("TF2's tf.distribute.experimental.ParameterServerStrategy")
 @pytest.mark.parametrize("argument", ["train_distribute", "eval_distribute"])
 def test_replace_takes_tf2_parameter_server_strategy_and_training_fails(
         monkeypatch, tmp_path, argument):
