@@ -8,7 +8,8 @@ warm start, Keras name isolation) and hands them to the code that runs them:
 | train loop                 | `_engine/train_session.py`, `_engine/periodic.py` |
 | what runs around the train | `_engine/train_setup.py` (hook order, checkpoints, |
 | graph, from the RunConfig  | summaries, session options: the TrainSession)     |
-| distribution strategies    | `_engine/distribute.py` (replicas, input, reductions)     |
+| plain or per replica       | `_engine/runner.py` (chosen once per call), over          |
+|                            | `_engine/distribute.py` (replicas, input, reductions)     |
 | eval loop / predict loop   | `_engine/eval_loop.py` / `_engine/predict_loop.py`        |
 | SavedModel writing         | `export/saved_model.py` (signatures, atomic dirs, Builder) |
 | input_fn results           | `_engine/input_fn.py`                                     |
@@ -27,13 +28,11 @@ import os
 from estimator_lite import _estimator_construction
 from estimator_lite import model_fn as model_fn_lib
 from estimator_lite._engine import (
-    distribute,
     eval_loop,
     mixed_precision,
     predict_loop,
     roles,
     state_updates,
-    step_loop,
     train_setup,
     validation,
     warm_start,
@@ -41,6 +40,7 @@ from estimator_lite._engine import (
 )
 from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._engine import model_dir as model_dir_lib
+from estimator_lite._engine import runner as runner_lib
 from estimator_lite._engine.fn_args import call_with_declared_args, declared_args
 from estimator_lite._engine.train_session import step_limits
 from estimator_lite._engine.warm_start import VocabInfo, WarmStartSettings
@@ -177,16 +177,6 @@ class Estimator:
                 merge_devices=True, cluster=config.cluster_spec)
         return None
 
-    def _placement(self, strategy, device_fn=None):
-        """Where a graph is built: inside a replicating strategy's scope, on a
-        single-device strategy's device, else on `device_fn` (may be None)."""
-        runner = distribute.replicated(strategy)
-        if runner is not None and runner.is_replicated:
-            return runner.scope()
-        if runner is not None and runner.device is not None and device_fn is None:
-            return tf.device(runner.device)
-        return tf.device(device_fn)
-
     def _new_graph(self):
         graph = tf.Graph()
         with graph.as_default():
@@ -260,44 +250,30 @@ class Estimator:
         if max_steps is not None and self._current_step() >= max_steps:
             logging.info("Skipping training: max_steps=%d already reached.", max_steps)
             return self
+        runner = runner_lib.for_strategy(config.train_distribute)
         graph = self._new_graph()
-        with graph.as_default(), self._placement(config.train_distribute,
-                                                 self._device_fn()):
-            session = self._build_train_session(input_fn, hooks, listeners)
+        with graph.as_default(), runner.placement(self._device_fn()):
+            session = self._build_train_session(runner, input_fn, hooks, listeners)
         with graph.as_default():
             stop_at, target_step = step_limits(steps, max_steps)
             last = session.run(stop_at, target_step_fn=target_step)
         logging.info("Training finished at global step %d.", last)
         return self
 
-    def _build_train_session(self, input_fn, hooks, listeners):
+    def _build_train_session(self, runner, input_fn, hooks, listeners):
         config = self._config
         global_step = tf.train.get_or_create_global_step()
-        runner = distribute.replicated(config.train_distribute)
-        loop = None
-        if runner is not None and runner.is_replicated:
-            step_loop.check_replicated(config.experimental_steps_per_loop)
-            inputs, spec, examples_per_step = distribute.build_train(
-                runner, lambda ctx: self._input_fn_result(input_fn, ModeKeys.TRAIN, ctx),
-                self._call_train_model_fn)
-        else:
-            result = self._input_fn_result(input_fn, ModeKeys.TRAIN)
-            loop = step_loop.maybe_build_train_loop(
-                config.experimental_steps_per_loop, result, self._call_train_model_fn,
-                global_step)
-            if loop is None:
-                inputs = input_fn_lib.split_input(result)
-                spec = self._call_train_model_fn(inputs.features, inputs.labels)
-            else:
-                inputs, spec = loop.input, loop.spec
-            examples_per_step = input_fn_lib.static_batch_size(inputs.features)
+        built = runner.build_train(
+            lambda ctx: self._input_fn_result(input_fn, ModeKeys.TRAIN, ctx),
+            self._call_train_model_fn, global_step, config.experimental_steps_per_loop)
         if self._warm_start is not None and config.is_chief:
             warm_start.apply(self._warm_start, self.latest_checkpoint())
-        scaffold = input_fn_lib.scaffold_with_input(spec.scaffold, inputs.initializer)
+        scaffold = input_fn_lib.scaffold_with_input(built.spec.scaffold,
+                                                    built.input.initializer)
         return train_setup.train_session(
-            config, self._model_dir, type(self).__name__, global_step=global_step,
-            spec=spec, scaffold=scaffold, hooks=hooks, listeners=listeners, loop=loop,
-            examples_per_step=examples_per_step)
+            config, self._model_dir, type(self).__name__, runner, global_step=global_step,
+            spec=built.spec, scaffold=scaffold, hooks=hooks, listeners=listeners,
+            loop=built.loop, examples_per_step=built.examples_per_step)
 
     def _call_train_model_fn(self, features, labels):
         """The TRAIN spec, its train op also running the layers' state updates.
@@ -351,45 +327,35 @@ class Estimator:
     def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name, variable_values,
                   label):
         """Builds and runs an evaluation graph, writes and logs the metrics."""
+        runner = runner_lib.for_strategy(self._config.eval_distribute)
         graph = self._new_graph()
-        with graph.as_default(), self._placement(self._config.eval_distribute):
-            metrics = self._run_evaluation(input_fn, steps, hooks, checkpoint_path,
-                                           variable_values)
+        with graph.as_default(), runner.placement():
+            metrics = self._run_evaluation(runner, input_fn, steps, hooks,
+                                           checkpoint_path, variable_values)
         self._eval_summaries.write(self.eval_dir(name), metrics, checkpoint_path)
         eval_loop.log_metrics(label, metrics)
         return metrics
 
-    def _run_evaluation(self, input_fn, steps, hooks, checkpoint_path,
+    def _run_evaluation(self, runner, input_fn, steps, hooks, checkpoint_path,
                         variable_values=None):
-        """Builds the eval graph and runs it; returns the metrics dict.
+        """Builds the eval graph with `runner` and runs it; returns the metrics dict.
 
         `variable_values` ({variable name: value}) evaluates those values instead of
         a checkpoint (the in-memory evaluator hook).
         """
-        global_step = tf.train.get_or_create_global_step()
-        strategy = self._config.eval_distribute
-        runner = distribute.replicated(strategy)
-        if runner is not None and runner.is_replicated:
-            update_op, values, scaffold, model_hooks, initializer = distribute.build_eval(
-                runner, lambda ctx: self._input_fn_result(input_fn, ModeKeys.EVAL, ctx),
-                lambda f, lbl: self._call_model_fn(f, lbl, ModeKeys.EVAL), global_step)
-            cardinality = None
-        else:
-            inputs = self._call_input_fn(input_fn, ModeKeys.EVAL)
-            spec = self._call_model_fn(inputs.features, inputs.labels, ModeKeys.EVAL)
-            update_op, values = eval_loop.metric_fetches(spec.eval_metric_ops, spec.loss,
-                                                         global_step)
-            scaffold, model_hooks = spec.scaffold, spec.evaluation_hooks
-            initializer, cardinality = inputs.initializer, inputs.cardinality
-        scaffold = input_fn_lib.scaffold_with_input(scaffold, initializer)
+        built = runner.build_eval(
+            lambda ctx: self._input_fn_result(input_fn, ModeKeys.EVAL, ctx),
+            lambda f, lbl: self._call_model_fn(f, lbl, ModeKeys.EVAL),
+            tf.train.get_or_create_global_step())
+        scaffold = input_fn_lib.scaffold_with_input(built.scaffold, built.initializer)
         if variable_values is not None:
             scaffold = eval_loop.scaffold_loading(scaffold, variable_values)
         return eval_loop.run_evaluation(
-            update_op=update_op, values=values, scaffold=scaffold,
-            hooks=list(hooks) + list(model_hooks), checkpoint_path=checkpoint_path,
-            session_config=distribute.session_config(strategy,
-                                                     self._local_session_config()),
-            master=self._config.evaluation_master, cardinality=cardinality, steps=steps)
+            update_op=built.update_op, values=built.values, scaffold=scaffold,
+            hooks=list(hooks) + list(built.hooks), checkpoint_path=checkpoint_path,
+            session_config=runner.session_config(self._local_session_config()),
+            master=self._config.evaluation_master, cardinality=built.cardinality,
+            steps=steps)
 
     # Predict -----------------------------------------------------------------------
 
@@ -503,7 +469,7 @@ class Estimator:
 
     def _local_session_config(self):
         """The session config for evaluation, prediction and export."""
-        return distribute.local_session_config(self._config.session_config)
+        return runner_lib.local_session_config(self._config.session_config)
 
 
 # Package interface ----------------------------------------------------------------------

@@ -21,6 +21,7 @@ import threading
 
 from estimator_lite import estimator as estimator_lib
 from estimator_lite._engine import feeds, validation
+from estimator_lite._engine import runner as runner_lib
 from estimator_lite._tf import tf
 from estimator_lite.export import receivers
 from estimator_lite.export import saved_model as saved_model_lib
@@ -315,10 +316,7 @@ def from_saved_model(export_dir, signature_def_key=None, signature_def=None,
 
 def _session_config(estimator):
     """The estimator's session config, limited to this machine (as export uses)."""
-    config = tf.ConfigProto()
-    config.CopyFrom(estimator.config.session_config)
-    del config.device_filters[:]
-    return config
+    return runner_lib.local_session_config(estimator.config.session_config)
 
 
 def _build_serving_graph(estimator, serving_input_receiver_fn, output_key):

@@ -36,7 +36,6 @@ from estimator_lite._tf import DATASET_TYPES, tf
 __all__ = [
     "SUPPORTED_STRATEGIES", "Replicated", "TrainSpecParts", "build_eval", "build_train",
     "check_strategy", "is_between_graph", "is_collective", "is_parameter_server",
-    "local_session_config",
     "note_loss_reduction", "replicated", "reporting_reduce_op", "scale_loss_for_replicas",
     "server_started", "session_config", "workers_hold_variables",
 ]
@@ -426,12 +425,3 @@ def session_config(strategy, config):
         result.device_count["CPU"] = max(cpus) + 1
     update = getattr(strategy.extended, "_update_config_proto", None)
     return update(result) if update is not None else result
-
-
-def local_session_config(config):
-    """A copy of `config` without device filters: evaluation, prediction and export
-    run on this machine only."""
-    result = tf.ConfigProto()
-    result.CopyFrom(config)
-    del result.device_filters[:]
-    return result

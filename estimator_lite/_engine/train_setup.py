@@ -7,7 +7,7 @@ training summaries, the step rate and progress log, the session options and the
 collective watchdog.
 """
 
-from estimator_lite._engine import collective_watchdog, distribute, roles
+from estimator_lite._engine import collective_watchdog, roles
 from estimator_lite._engine import periodic_actions as periodic
 from estimator_lite._engine.train_session import TrainSession, check_train_args
 
@@ -37,14 +37,16 @@ def check_args(*args, **kwargs):
         raise
 
 
-def train_session(config, model_dir, estimator_name, *, global_step, spec, scaffold,
-                  hooks, listeners, loop, examples_per_step):
+def train_session(config, model_dir, estimator_name, runner, *, global_step, spec,
+                  scaffold, hooks, listeners, loop, examples_per_step):
     """The TrainSession that runs a built training graph as `config` asks.
 
     Args:
       config: the Estimator's RunConfig.
       model_dir: the Estimator's model_dir.
       estimator_name: the Estimator's class name (for a mismatched checkpoint's hint).
+      runner: the `runner` that built the graph (its session options, whether
+        workers hold variables, whether they run collective ops).
       global_step: the global step variable.
       spec: the model_fn's TRAIN EstimatorSpec (train op, loss, its hooks).
       scaffold: the Scaffold to finalize (the spec's, with the input's initializer).
@@ -66,7 +68,7 @@ def train_session(config, model_dir, estimator_name, *, global_step, spec, scaff
             model_dir, config.save_checkpoints_steps,
             config.save_checkpoints_secs, listeners, config.checkpoint_save_graph_def,
             estimator_name))
-    if _writes_train_summaries(config):
+    if _writes_train_summaries(config, runner.is_collective):
         summaries = periodic.TrainSummaries(
             model_dir, config.save_summary_steps, spec.loss)
     progress = periodic.ReportProgress(
@@ -75,22 +77,20 @@ def train_session(config, model_dir, estimator_name, *, global_step, spec, scaff
     return TrainSession(
         global_step=global_step, train_op=spec.train_op, loss=spec.loss,
         scaffold=scaffold, hooks=all_hooks, master=config.master,
-        session_config=distribute.session_config(config.train_distribute,
-                                                 config.session_config),
+        session_config=runner.session_config(config.session_config),
         is_chief=config.is_chief,
         checkpoints=checkpoints, summaries=summaries, progress=progress,
-        restore_dir=(model_dir if distribute.workers_hold_variables(
-            config.train_distribute) else None),
+        restore_dir=model_dir if runner.workers_hold_variables else None,
         session_creation_timeout_secs=_creation_timeout(config), loop=loop,
         watchdog=(collective_watchdog.for_config(config, model_dir,
                                                  _creation_timeout(config))
-                  if distribute.is_collective(config.train_distribute) else None),
+                  if runner.is_collective else None),
         before_finalize_fn=lambda: periodic.add_default_saver(
             scaffold, config.keep_checkpoint_max,
             config.keep_checkpoint_every_n_hours))
 
 
-def _writes_train_summaries(config):
+def _writes_train_summaries(config, is_collective):
     """Whether this task writes the training summaries and step rate to model_dir.
 
     The chief does, except beside a legacy master with workers (between-graph
@@ -100,7 +100,7 @@ def _writes_train_summaries(config):
     cluster = config.cluster_spec
     jobs = cluster.jobs if cluster else ()
     if (roles.MASTER in jobs and roles.WORKER in jobs
-            and not distribute.is_collective(config.train_distribute)):
+            and not is_collective):
         return config.task_type == roles.WORKER and config.task_id == 0
     return config.is_chief
 
