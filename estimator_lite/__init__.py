@@ -32,29 +32,31 @@ import importlib
 
 __version__ = "0.1.0"
 
-# The canned estimators, TensorFlow-free for the lists that name them (here,
-# `canned.__all__` and compat.v1's, where they are the v1 classes).
-_CANNED_ESTIMATORS = (
-    "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "DNNClassifier",
-    "DNNEstimator", "DNNLinearCombinedClassifier", "DNNLinearCombinedEstimator",
-    "DNNLinearCombinedRegressor", "DNNRegressor", "LinearClassifier",
-    "LinearEstimator", "LinearRegressor",
-)
+# The public names: each is listed once, below, with the module that defines it;
+# `__all__`, `canned.__all__`, `canned.v1` and `compat.v1`'s lists are derived from
+# these tables (TensorFlow-free, so `import estimator_lite` and tools such as
+# `python -m estimator_lite.launch --help` do not import TensorFlow until something
+# needs it: names are loaded on first use, PEP 562).
 
-# Public name -> the module that defines it. Loaded on first use (PEP 562), so
-# `import estimator_lite` and tools such as `python -m estimator_lite.launch --help`
-# do not import TensorFlow until something needs it.
-_MODULE_NAMES = {
-    "estimator_lite.canned": _CANNED_ESTIMATORS,
-    "estimator_lite._engine.event_files": (
-        "read_eval_metrics",
-    ),
+# The canned estimators: class name -> its family module under `canned/`, which
+# declares the TF2 class and its v1 flavor `<Name>V1` (what compat.v1 serves).
+_CANNED_ESTIMATORS = {
+    "BaselineClassifier": "baseline", "BaselineEstimator": "baseline",
+    "BaselineRegressor": "baseline",
+    "DNNClassifier": "dnn", "DNNEstimator": "dnn", "DNNRegressor": "dnn",
+    "DNNLinearCombinedClassifier": "dnn_linear_combined",
+    "DNNLinearCombinedEstimator": "dnn_linear_combined",
+    "DNNLinearCombinedRegressor": "dnn_linear_combined",
+    "LinearClassifier": "linear", "LinearEstimator": "linear",
+    "LinearRegressor": "linear",
+}
+
+# Names tf.compat.v1.estimator has too (compat.v1 serves these same objects; its
+# `experimental` and `tpu` are its own): defining module -> names.
+_SHARED_MODULE_NAMES = {
+    "estimator_lite.canned": tuple(_CANNED_ESTIMATORS),
     "estimator_lite._engine.train_session": (
         "NanLossDuringTrainingError",
-    ),
-    "estimator_lite.early_stopping": (
-        "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
-        "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
     ),
     "estimator_lite.estimator": (
         "Estimator", "VocabInfo", "WarmStartSettings",
@@ -84,23 +86,44 @@ _MODULE_NAMES = {
     "estimator_lite.inputs": (
         "inputs",
     ),
+    "estimator_lite.model_fn": (
+        "EstimatorSpec", "ModeKeys",
+    ),
+    "estimator_lite.parsing_utils": (
+        "classifier_parse_example_spec", "regressor_parse_example_spec",
+    ),
+    "estimator_lite.run_config": (
+        "RunConfig",
+    ),
+    "estimator_lite.tpu": (
+        "tpu",
+    ),
+    "estimator_lite.training": (
+        "EvalSpec", "TrainSpec", "train_and_evaluate",
+    ),
+}
+
+# Names only the top level has: tf.estimator's TF2-only names, the techniques and
+# tools tf.estimator never had.
+_OWN_MODULE_NAMES = {
+    "estimator_lite._engine.event_files": (
+        "read_eval_metrics",
+    ),
+    "estimator_lite.early_stopping": (
+        "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
+        "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
+    ),
     "estimator_lite.keras_estimator": (
         "model_to_estimator",
     ),
     "estimator_lite.install": (
         "install_as_tf_estimator", "uninstall_as_tf_estimator",
     ),
-    "estimator_lite.model_fn": (
-        "EstimatorSpec", "ModeKeys",
-    ),
     "estimator_lite.predictor": (
         "predictor",
     ),
-    "estimator_lite.parsing_utils": (
-        "classifier_parse_example_spec", "regressor_parse_example_spec",
-    ),
     "estimator_lite.run_config": (
-        "RunConfig", "TaskType",
+        "TaskType",
     ),
     "estimator_lite.techniques.export_listener": (
         "ExportListener",
@@ -123,14 +146,9 @@ _MODULE_NAMES = {
     "estimator_lite.techniques.towers": (
         "TowerOptimizer", "replicate_model_fn",
     ),
-    "estimator_lite.tpu": (
-        "tpu",
-    ),
-    "estimator_lite.training": (
-        "EvalSpec", "TrainSpec", "train_and_evaluate",
-    ),
 }
-_LAZY = {name: module for module, names in _MODULE_NAMES.items() for name in names}
+_LAZY = {name: module for table in (_SHARED_MODULE_NAMES, _OWN_MODULE_NAMES)
+         for module, names in table.items() for name in names}
 
 
 def __getattr__(name):
@@ -147,73 +165,4 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 
-__all__ = list(_CANNED_ESTIMATORS) + [
-    "BestExporter",
-    "BinaryClassHead",
-    "Head",
-    "LogisticRegressionHead",
-    "MultiClassHead",
-    "MultiHead",
-    "MultiLabelHead",
-    "PoissonRegressionHead",
-    "RegressionHead",
-    "inputs",
-    "CheckpointSaverHook",
-    "CheckpointSaverListener",
-    "FeedFnHook",
-    "FinalOpsHook",
-    "GlobalStepWaiterHook",
-    "LoggingTensorHook",
-    "NanTensorHook",
-    "ProfilerHook",
-    "SecondOrStepTimer",
-    "SessionRunArgs",
-    "SessionRunContext",
-    "SessionRunHook",
-    "SessionRunValues",
-    "StepCounterHook",
-    "StopAtStepHook",
-    "SummarySaverHook",
-    "VocabInfo",
-    "add_metrics",
-    "classifier_parse_example_spec",
-    "regressor_parse_example_spec",
-    "Estimator",
-    "EstimatorSpec",
-    "EvalSpec",
-    "ExportListener",
-    "Exporter",
-    "FinalExporter",
-    "GradientAccumulationOptimizer",
-    "LatestExporter",
-    "ModeKeys",
-    "ModelAverageCustomGetter",
-    "ModelAverageOptimizer",
-    "NanLossDuringTrainingError",
-    "ReduceLearningRateOnPlateau",
-    "RunConfig",
-    "Task",
-    "TaskType",
-    "TowerOptimizer",
-    "TrainSpec",
-    "WarmStartSettings",
-    "clip_gradients",
-    "experimental",
-    "export",
-    "fresh_start",
-    "install_as_tf_estimator",
-    "uninstall_as_tf_estimator",
-    "make_early_stopping_hook",
-    "model_to_estimator",
-    "multi_task_spec",
-    "predictor",
-    "read_eval_metrics",
-    "replicate_model_fn",
-    "stop_if_higher_hook",
-    "stop_if_lower_hook",
-    "stop_if_no_decrease_hook",
-    "stop_if_no_increase_hook",
-    "tpu",
-    "train_and_evaluate",
-    "__version__",
-]
+__all__ = list(_LAZY) + ["__version__"]

@@ -129,3 +129,24 @@ def test_tpu_is_an_attribute_right_after_import_without_importing_tensorflow():
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["TPUEstimator", "True"]
     assert el.tpu is importlib.import_module("estimator_lite.tpu")
+
+
+def test_each_public_name_is_listed_once_and_every_list_derives_from_that():
+    # A canned estimator (or an exporter, a hook) is added to one table of
+    # estimator_lite/__init__.py; `__all__`, canned's, canned.v1's and compat.v1's
+    # lists follow from it.
+    tables = [el._SHARED_MODULE_NAMES, el._OWN_MODULE_NAMES]
+    listed = [name for table in tables for names in table.values() for name in names]
+    assert len(listed) == len(set(listed))
+    assert sorted(el.__all__) == sorted(listed + ["__version__"])
+    canned = importlib.import_module("estimator_lite.canned")
+    canned_v1 = importlib.import_module("estimator_lite.canned.v1")
+    compat_v1 = importlib.import_module("estimator_lite.compat.v1")
+    assert canned.__all__ == list(el._CANNED_ESTIMATORS)
+    for name, family in el._CANNED_ESTIMATORS.items():
+        module = importlib.import_module(f"estimator_lite.canned.{family}")
+        assert getattr(el, name) is getattr(canned, name) is getattr(module, name)
+        assert (getattr(compat_v1, name) is getattr(canned_v1, name)
+                is getattr(module, f"{name}V1"))
+    shared = [name for names in el._SHARED_MODULE_NAMES.values() for name in names]
+    assert sorted(compat_v1.__all__) == sorted(shared)

@@ -7,27 +7,17 @@ tf.compat.v1 variables and ops: no tf.layers, no Keras. Each family module also
 declares the v1 classes (`canned.v1` names them; see `canned.flavors`).
 """
 
-# The names are estimator_lite's list of the canned estimators (its TF2 classes).
-from estimator_lite import _CANNED_ESTIMATORS
-from estimator_lite.canned.baseline import (  # noqa: F401 - exported by __all__
-    BaselineClassifier,
-    BaselineEstimator,
-    BaselineRegressor,
-)
-from estimator_lite.canned.dnn import (  # noqa: F401 - exported by __all__
-    DNNClassifier,
-    DNNEstimator,
-    DNNRegressor,
-)
-from estimator_lite.canned.dnn_linear_combined import (  # noqa: F401 - exported by __all__
-    DNNLinearCombinedClassifier,
-    DNNLinearCombinedEstimator,
-    DNNLinearCombinedRegressor,
-)
-from estimator_lite.canned.linear import (  # noqa: F401 - exported by __all__
-    LinearClassifier,
-    LinearEstimator,
-    LinearRegressor,
-)
+import importlib
 
+# The one list of canned estimators (name -> family module) is estimator_lite's.
+from estimator_lite import _CANNED_ESTIMATORS
+
+
+def _load_canned():
+    """Binds each canned estimator name here to its family module's TF2 class."""
+    for name, family in _CANNED_ESTIMATORS.items():
+        globals()[name] = getattr(importlib.import_module(f"{__name__}.{family}"), name)
+
+
+_load_canned()
 __all__ = list(_CANNED_ESTIMATORS)

@@ -8,37 +8,26 @@ v1's learning rates, partitioned variables, ``input_layer_partitioner`` /
 them from here), with v1's defaults and logit_fn builders.
 """
 
-from estimator_lite.canned.baseline import BaselineClassifierV1 as BaselineClassifier
-from estimator_lite.canned.baseline import BaselineEstimatorV1 as BaselineEstimator
-from estimator_lite.canned.baseline import BaselineRegressorV1 as BaselineRegressor
-from estimator_lite.canned.dnn import DNNClassifierV1 as DNNClassifier
-from estimator_lite.canned.dnn import DNNEstimatorV1 as DNNEstimator
-from estimator_lite.canned.dnn import DNNRegressorV1 as DNNRegressor
+import importlib
+
+from estimator_lite import _CANNED_ESTIMATORS
 from estimator_lite.canned.dnn import dnn_logit_fn_builder
-from estimator_lite.canned.dnn_linear_combined import (
-    DNNLinearCombinedClassifierV1 as DNNLinearCombinedClassifier,
-)
-from estimator_lite.canned.dnn_linear_combined import (
-    DNNLinearCombinedEstimatorV1 as DNNLinearCombinedEstimator,
-)
-from estimator_lite.canned.dnn_linear_combined import (
-    DNNLinearCombinedRegressorV1 as DNNLinearCombinedRegressor,
-)
 from estimator_lite.canned.flavors import V1
-from estimator_lite.canned.linear import LinearClassifierV1 as LinearClassifier
-from estimator_lite.canned.linear import LinearEstimatorV1 as LinearEstimator
-from estimator_lite.canned.linear import LinearRegressorV1 as LinearRegressor
 from estimator_lite.canned.linear import (
     v1_linear_logit_fn_builder as linear_logit_fn_builder,
 )
 
-__all__ = [
-    "BaselineClassifier", "BaselineEstimator", "BaselineRegressor", "DNNClassifier",
-    "DNNEstimator", "DNNLinearCombinedClassifier", "DNNLinearCombinedEstimator",
-    "DNNLinearCombinedRegressor", "DNNRegressor", "LinearClassifier",
-    "LinearEstimator", "LinearRegressor", "dnn_logit_fn_builder",
-    "linear_logit_fn_builder",
-]
+
+def _load_v1_canned():
+    """Binds each canned estimator name here to its family module's v1 class
+    (`<Name>V1`, declared with the v1 flavor)."""
+    for name, family in _CANNED_ESTIMATORS.items():
+        module = importlib.import_module(f"estimator_lite.canned.{family}")
+        globals()[name] = getattr(module, f"{name}V1")
+
+
+_load_v1_canned()
+__all__ = list(_CANNED_ESTIMATORS) + ["dnn_logit_fn_builder", "linear_logit_fn_builder"]
 
 SUM = V1.loss_reduction  # tf.compat.v1.losses.Reduction.SUM, v1's default.
 DNN_LEARNING_RATE = V1.dnn_learning_rate

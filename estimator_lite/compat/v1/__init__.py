@@ -15,26 +15,18 @@ so a model_dir written by TF 1.x's canned estimators, or by
 
 import importlib
 
-from estimator_lite import _CANNED_ESTIMATORS
+from estimator_lite import _CANNED_ESTIMATORS, _SHARED_MODULE_NAMES
 
 # The canned estimators are the v1 classes (`estimator_lite.canned.v1`).
-_V1_CANNED = _CANNED_ESTIMATORS
-# Names whose v1 and v2 behaviour agree: estimator_lite's own objects.
-_SHARED = (
-    "BestExporter", "BinaryClassHead", "CheckpointSaverHook", "CheckpointSaverListener",
-    "Estimator", "EstimatorSpec", "EvalSpec", "Exporter", "FeedFnHook", "FinalExporter",
-    "FinalOpsHook", "GlobalStepWaiterHook", "Head", "LatestExporter",
-    "LoggingTensorHook", "LogisticRegressionHead", "ModeKeys", "MultiClassHead",
-    "MultiHead", "MultiLabelHead", "NanLossDuringTrainingError", "NanTensorHook",
-    "PoissonRegressionHead", "ProfilerHook", "RegressionHead", "RunConfig",
-    "SecondOrStepTimer", "SessionRunArgs", "SessionRunContext", "SessionRunHook",
-    "SessionRunValues", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
-    "TrainSpec", "VocabInfo", "WarmStartSettings", "add_metrics",
-    "classifier_parse_example_spec", "export", "inputs",
-    "regressor_parse_example_spec", "train_and_evaluate",
-)
+_V1_CANNED = tuple(_CANNED_ESTIMATORS)
+# compat.v1's own modules (v1's logit_fn builders; the TPU names).
+_OWN_MODULES = ("experimental", "tpu")
+# Names whose v1 and v2 behaviour agree: estimator_lite's own objects (the
+# top level's table of names tf.compat.v1.estimator has too).
+_SHARED = tuple(name for names in _SHARED_MODULE_NAMES.values() for name in names
+                if name not in _V1_CANNED and name not in _OWN_MODULES)
 
-__all__ = list(_V1_CANNED) + list(_SHARED) + ["experimental", "tpu"]
+__all__ = list(_V1_CANNED) + list(_SHARED) + list(_OWN_MODULES)
 
 
 def __getattr__(name):
