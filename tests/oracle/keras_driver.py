@@ -75,11 +75,16 @@ def make_model_fn(lib):
             HIDDEN, kernel_initializer=tf.keras.initializers.Constant(KERNEL))(
                 features["x"])
         batch_norm = tf.keras.layers.BatchNormalization()
-        net = tf.nn.relu(batch_norm(net, training=training))
+        net = batch_norm(net, training=training)
         if params["dropout"]:
+            # Dropout before the ReLU (the same function: relu(mask * x / keep) is
+            # mask * relu(x) / keep), so that every unit's draw shows in the mask:
+            # after the ReLU about half the units are 0 whatever the draw, and two
+            # steps' masks then collided by chance (about 1 run in 200).
             net = tf.identity(net, name="before_dropout")
             net = tf.keras.layers.Dropout(params["dropout"])(net, training=training)
             net = tf.identity(net, name="after_dropout")
+        net = tf.nn.relu(net)
         logits = tf.keras.layers.Dense(
             1, kernel_initializer=tf.keras.initializers.Constant(LOGIT_KERNEL))(net)
         predictions = {"logits": logits, "probabilities": tf.sigmoid(logits)}
