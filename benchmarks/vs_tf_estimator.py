@@ -15,6 +15,10 @@ RunConfig apart from model_dir):
                restore, one prediction; median over 20 calls after an untimed one:
                fewer, as each takes a fraction of a second);
   predict_1  - that one-example `predict()` call on every backend (same medians);
+  *_k100     - estimator_lite with its opt-in multi-step loop,
+               ``RunConfig(experimental_steps_per_loop=100)``: the largest train and
+               the cluster's chief exit, against tf.estimator's only mode (its own
+               figure of the same job);
   cluster    - a local ps + chief + worker + evaluator job (one process each,
                TF_CONFIG each, max_steps 3000): seconds from start to the chief's
                exit, and to every process's exit. tf.estimator's ps never exits
@@ -76,6 +80,10 @@ _CLUSTER_ROLES = (("ps", 0), ("chief", 0), ("worker", 0), ("evaluator", 0))
 _CLUSTER_TIMEOUT_SECS = 600
 _JOB_TIMEOUT_SECS = 900
 _POLL_SECS = 0.05
+# The opt-in multi-step loop's K (RunConfig(experimental_steps_per_loop=K)) of the
+# `_k100` figures, and those figures' names -> the tf.estimator figure they face.
+_LOOP_STEPS = 100
+_LOOP_FIGURES = {}
 
 
 # The job: runs inside the subprocess, identical for both backends ------------------
@@ -143,8 +151,14 @@ class _Clock:
                     cpu_secs=time.process_time() - self._cpu)
 
 
+def _loop_config(args):
+    """RunConfig's multi-step setting for a K > 1 job (estimator_lite only)."""
+    return ({"experimental_steps_per_loop": args.steps_per_loop}
+            if args.steps_per_loop > 1 else {})
+
+
 def _job_train(estimator_lib, tf, model_dir, args):
-    estimator = _estimator(estimator_lib, tf, model_dir)
+    estimator = _estimator(estimator_lib, tf, model_dir, **_loop_config(args))
     clock = _Clock()
     estimator.train(_input_fn(tf, 4096, repeat=True), max_steps=args.steps)
     return clock.result()
@@ -244,7 +258,7 @@ def _job_latency(estimator_lib, tf, model_dir, args):
 def _job_cluster_role(estimator_lib, tf, model_dir, args):
     """One role of the local cluster; the role comes from TF_CONFIG."""
     estimator = _estimator(estimator_lib, tf, model_dir, save_checkpoints_steps=1000,
-                           experimental_max_worker_delay_secs=1)
+                           experimental_max_worker_delay_secs=1, **_loop_config(args))
     train_spec = estimator_lib.TrainSpec(_input_fn(tf, 4096, repeat=True),
                                          max_steps=args.steps)
     eval_spec = estimator_lib.EvalSpec(_input_fn(tf, 640, repeat=False, seed=1),
@@ -289,7 +303,7 @@ def _job_command(backend, job, model_dir, **flags):
     command = [_python(backend), os.path.abspath(__file__), "--job", job,
                "--backend", _BACKENDS[backend][0], "--model-dir", model_dir]
     for name, value in flags.items():
-        command += [f"--{name}", str(value)]
+        command += [f"--{name.replace('_', '-')}", str(value)]
     return command
 
 
@@ -316,7 +330,7 @@ def _free_ports(count):
             s.close()
 
 
-def _timed_cluster(backend, tmp, steps):
+def _timed_cluster(backend, tmp, steps, steps_per_loop=1):
     """Seconds from start to the chief's exit and to every process's exit.
 
     The second is None for tf.estimator, whose ps never exits (it is killed).
@@ -330,7 +344,8 @@ def _timed_cluster(backend, tmp, steps):
         tf_config = {"cluster": cluster, "task": {"type": task_type, "index": index}}
         logs[task_type] = open(os.path.join(tmp, f"{backend}-{task_type}.log"), "w")  # noqa: SIM115
         processes[task_type] = subprocess.Popen(
-            _job_command(backend, "cluster_role", model_dir, steps=steps),
+            _job_command(backend, "cluster_role", model_dir, steps=steps,
+                         steps_per_loop=steps_per_loop),
             stdout=logs[task_type], stderr=subprocess.STDOUT,
             env=_job_env(backend, tf_config))
     exits = {}
@@ -395,8 +410,29 @@ def _rounds(sizes, repeats, backends, tmp):
             record("cluster_chief_exit", backend, chief_secs)
             if every_secs is not None:
                 record("cluster_every_exit", backend, every_secs)
+        _record_loop_modes(order, sizes, tmp, record, record_job)
         print(f"round {round_index + 1}/{repeats} done", file=sys.stderr, flush=True)
+    for name, base in _LOOP_FIGURES.items():  # tf.estimator has one mode: its own
+        if "tf.estimator" in figures.get(base, {}):
+            figures[name]["tf.estimator"] = figures[base]["tf.estimator"]
     return figures, versions
+
+
+def _record_loop_modes(order, sizes, tmp, record, record_job):
+    """estimator_lite's opt-in multi-step loops (K = _LOOP_STEPS): the largest
+    train and the cluster, on the estimator_lite backends."""
+    steps = max(sizes["train_steps"])
+    for backend in order:
+        if _BACKENDS[backend][0] != "estimator_lite":
+            continue
+        record_job(f"train_{steps}_k{_LOOP_STEPS}", backend, "train", steps=steps,
+                   steps_per_loop=_LOOP_STEPS)
+        chief_secs, _ = _timed_cluster(backend, tmp, sizes["cluster_steps"],
+                                       steps_per_loop=_LOOP_STEPS)
+        record(f"cluster_chief_exit_k{_LOOP_STEPS}", backend, chief_secs)
+    _LOOP_FIGURES.update({f"train_{steps}_k{_LOOP_STEPS}": f"train_{steps}",
+                          f"train_{steps}_k{_LOOP_STEPS}_cpu": f"train_{steps}_cpu",
+                          f"cluster_chief_exit_k{_LOOP_STEPS}": "cluster_chief_exit"})
 
 
 def _medians(figures):
@@ -454,6 +490,7 @@ def _parse(argv):
     parser.add_argument("--examples", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--requests", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--calls", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--steps-per-loop", type=int, default=1, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
