@@ -253,19 +253,43 @@ class Estimator:
         runner = runner_lib.for_strategy(config.train_distribute)
         graph = self._new_graph()
         with graph.as_default(), runner.placement(self._device_fn()):
-            session = self._build_train_session(runner, input_fn, hooks, listeners)
+            session = self._build_train_session(runner, input_fn, hooks, listeners,
+                                                max_steps)
+        if session is None:  # reached while building: no hook has begun
+            return self
         with graph.as_default():
             stop_at, target_step = step_limits(steps, max_steps)
             last = session.run(stop_at, target_step_fn=target_step)
         logging.info("Training finished at global step %d.", last)
         return self
 
-    def _build_train_session(self, runner, input_fn, hooks, listeners):
+    def _reached_while_building(self, max_steps):
+        """Whether a non-chief task's max_steps was reached while it built its graph.
+
+        A worker that starts late (a loaded machine, a slow input pipeline) can
+        finish building after the chief's final checkpoint. It then skips creating
+        a session that would run no step: TF 1.15's Session.close() on such a
+        session was seen to hang forever on a loaded machine. tf.estimator's worker
+        would create the session and stop at once; either way no step runs.
+        """
+        if max_steps is None or self._config.is_chief:
+            return False
+        if self._current_step() < max_steps:
+            return False
+        logging.info("Skipping training: max_steps=%d reached (by the chief) while "
+                     "this task built its graph.", max_steps)
+        return True
+
+    def _build_train_session(self, runner, input_fn, hooks, listeners, max_steps):
+        """The TrainSession over a new training graph, or None when a non-chief
+        task's max_steps was reached meanwhile (see `_reached_while_building`)."""
         config = self._config
         global_step = tf.train.get_or_create_global_step()
         built = runner.build_train(
             lambda ctx: self._input_fn_result(input_fn, ModeKeys.TRAIN, ctx),
             self._call_train_model_fn, global_step, config.experimental_steps_per_loop)
+        if self._reached_while_building(max_steps):
+            return None
         if self._warm_start is not None and config.is_chief:
             warm_start.apply(self._warm_start, self.latest_checkpoint())
         scaffold = input_fn_lib.scaffold_with_input(built.spec.scaffold,

@@ -465,6 +465,43 @@ def test_distributed_training_with_real_servers(tmp_path, monkeypatch):
     assert len(servers) == 3
 
 
+class _BeginRecorder(tf.train.SessionRunHook):
+    def __init__(self):
+        self.begun = False
+
+    def begin(self):
+        self.begun = True
+
+
+def test_a_worker_whose_max_steps_is_reached_while_it_builds_skips_its_session(
+        tmp_path, monkeypatch):
+    # A late worker (CI's loaded machine): the chief saves its final checkpoint
+    # while the worker's input_fn and model_fn run. The worker then creates no
+    # session (on TF 1.15 closing such a session once hung forever); no server
+    # runs here, so creating one would wait for the chief.
+    cluster = cluster_lib.local_cluster_spec(num_ps=1, num_workers=1)
+    monkeypatch.setenv("TF_CONFIG", cluster_lib.tf_config(cluster, "worker", 0))
+    estimator = el.Estimator(models.linear_model_fn, config=el.RunConfig(
+        model_dir=str(tmp_path), session_creation_timeout_secs=30))
+    assert not estimator.config.is_chief
+
+    def input_fn():
+        with tf.Graph().as_default():  # the chief, finishing meanwhile
+            step = tf.train.get_or_create_global_step()
+            with tf.Session() as session:
+                session.run(step.initializer)
+                session.run(step.assign(10))
+                tf.train.Saver().save(session, str(tmp_path / "model.ckpt"),
+                                      global_step=10)
+        return models.input_fn()()
+
+    recorder = _BeginRecorder()
+    assert estimator.latest_checkpoint() is None
+    estimator.train(input_fn, hooks=[recorder], max_steps=10)
+    assert estimator.latest_checkpoint().endswith("model.ckpt-10")
+    assert not recorder.begun
+
+
 class _SignallingHook(tf.train.SessionRunHook):
     def __init__(self, event):
         self._event = event
