@@ -20,7 +20,7 @@ import os
 import threading
 
 from estimator_lite import estimator as estimator_lib
-from estimator_lite._engine import feeds, validation
+from estimator_lite._engine import executor_choice, feeds, validation
 from estimator_lite._engine import runner as runner_lib
 from estimator_lite._tf import tf
 from estimator_lite.export import receivers
@@ -387,9 +387,11 @@ def from_estimator(estimator, serving_input_receiver_fn, output_key=None, graph=
             tf.set_random_seed(estimator.config.tf_random_seed)
         key, signature, saver, init_op = _build_serving_graph(
             estimator, serving_input_receiver_fn, output_key)
+    config = config or _session_config(estimator)
     if own_graph:
         graph.finalize()
-    session = tf.Session(graph=graph, config=config or _session_config(estimator))
+        config = executor_choice.session_config(graph, config, master="")
+    session = tf.Session(graph=graph, config=config)
     try:
         with graph.as_default():  # a Saver restores in graph mode only
             saver.restore(session, checkpoint_path)

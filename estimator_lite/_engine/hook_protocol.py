@@ -6,6 +6,7 @@ instead of a full `session.run`. `RestoredSession` is the hooked session of
 evaluation and prediction (begin, restore, after_create_session, end).
 """
 
+from estimator_lite._engine import executor_choice
 from estimator_lite._engine.queue_runners import QueueRunners
 from estimator_lite._tf import tf
 
@@ -158,8 +159,10 @@ class RestoredSession:
             hook.begin()
         self._scaffold = without_readiness_reports(self._scaffold)
         self._scaffold.finalize()
-        tf.get_default_graph().finalize()
-        session = tf.Session(self._master, config=self._session_config)
+        graph = tf.get_default_graph()
+        graph.finalize()
+        session = tf.Session(self._master, config=executor_choice.session_config(
+            graph, self._session_config, self._master, self._hooks))
         self._session = session
         if self._checkpoint_path is not None:
             self._scaffold.saver.restore(session, self._checkpoint_path)

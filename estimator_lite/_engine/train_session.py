@@ -24,6 +24,7 @@ import time
 
 from estimator_lite._engine import (
     collective_watchdog,
+    executor_choice,
     peer_timeout,
     session_creation,
     step_loop,
@@ -224,9 +225,11 @@ class TrainSession:
         scaffold.finalize()
         self._scaffold = scaffold
         self._graph.finalize()
+        self._session_config = executor_choice.session_config(
+            self._graph, session_config, master, self._hooks)
         self._sessions = session_creation.SessionCreator(
             graph=self._graph, scaffold=scaffold, global_step=global_step, master=master,
-            session_config=session_config, is_chief=is_chief, restore_dir=restore_dir,
+            session_config=self._session_config, is_chief=is_chief, restore_dir=restore_dir,
             checkpoints=self._checkpoints,
             creation_timeout_secs=session_creation_timeout_secs)
         self._session = None

@@ -1,0 +1,204 @@
+"""Which executor runs an in-process session (estimator_lite/_engine/executor_choice.py).
+
+Small graphs run on TensorFlow's single-threaded executor; every condition that
+keeps the default one is checked here on a real graph, and an Estimator trained
+either way ends with the same variables, metrics and predictions to the bit.
+"""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import estimator_lite as el
+from estimator_lite._engine import executor_choice
+
+tf1 = tf.compat.v1
+SINGLE = executor_choice.SINGLE_THREADED
+
+
+def _small_graph():
+    """A linear model's training graph: resource variables, tf.data input."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = np.arange(24, dtype=np.float32).reshape(12, 2)
+        features = tf1.data.make_one_shot_iterator(
+            tf.data.Dataset.from_tensor_slices(x).batch(4)).get_next()
+        weight = tf1.get_variable("w", [2, 1], initializer=tf1.zeros_initializer())
+        loss = tf.reduce_mean(tf.matmul(features, weight))
+        tf1.train.GradientDescentOptimizer(0.1).minimize(loss)
+    return graph
+
+
+def _with(graph, build):
+    with graph.as_default():
+        build()
+    return graph
+
+
+@pytest.mark.tf2
+def test_a_small_graph_gets_the_single_threaded_executor_in_a_copy_of_the_config():
+    asked = tf1.ConfigProto(allow_soft_placement=True)
+    chosen = executor_choice.session_config(_small_graph(), asked, master="")
+    assert chosen.experimental.executor_type == SINGLE
+    assert chosen.allow_soft_placement
+    assert asked.experimental.executor_type == ""  # the caller's config is kept
+    assert executor_choice.session_config(
+        _small_graph(), None, master="").experimental.executor_type == SINGLE
+
+
+@pytest.mark.parametrize("setting", ["executor_type", "inter_op_parallelism_threads",
+                                     "use_per_session_threads"])
+def test_a_config_that_sets_the_executor_or_threads_is_kept(setting):
+    asked = tf1.ConfigProto()
+    if setting == "executor_type":
+        asked.experimental.executor_type = "DEFAULT"  # how a user opts out
+    else:
+        setattr(asked, setting, 2 if setting.endswith("threads") else True)
+    assert executor_choice.session_config(_small_graph(), asked, master="") is asked
+
+
+def test_a_cluster_session_keeps_the_config():
+    asked = tf1.ConfigProto()
+    assert executor_choice.session_config(
+        _small_graph(), asked, master="grpc://127.0.0.1:2222") is asked
+
+
+@pytest.mark.parametrize("build", [
+    pytest.param(lambda: tf.cond(tf1.placeholder(tf.bool, []), lambda: tf.constant(1.0),
+                                 lambda: tf.constant(2.0)), id="tf.cond"),
+    pytest.param(lambda: tf.while_loop(lambda i: i < 3, lambda i: i + 1, [0]),
+                 id="tf.while_loop"),
+    pytest.param(lambda: tf1.Variable(1.0, use_resource=False), id="ref variable"),
+    pytest.param(lambda: tf1.identity(tf.constant(1.0)).op._set_device("/cpu:1"),
+                 id="second cpu"),
+    pytest.param(lambda: [tf.constant(float(i)) for i in range(executor_choice.MAX_OPS)],
+                 id="many ops"),
+])
+def test_graphs_it_cannot_run_or_that_may_use_threads_keep_the_default(build):
+    assert executor_choice.session_config(_with(_small_graph(), build), None,
+                                          master="") is None
+
+
+def _jit_scoped_op():
+    with tf1.get_default_graph()._attr_scope(  # noqa: SLF001 (jit_scope's mechanism)
+            {"_XlaCompile": tf1.AttrValue(b=True)}):
+        tf.constant(1.0)
+
+
+@pytest.mark.tf2
+def test_xla_keeps_the_default_executor(monkeypatch):
+    """XLA's launch ops bring a Switch op the graph did not show before."""
+    assert executor_choice.session_config(_with(_small_graph(), _jit_scoped_op), None,
+                                          master="") is None
+    jit = tf1.ConfigProto()
+    jit.graph_options.optimizer_options.global_jit_level = tf1.OptimizerOptions.ON_1
+    assert executor_choice.session_config(_small_graph(), jit, master="") is jit
+    monkeypatch.setenv("TF_XLA_FLAGS", "--tf_xla_auto_jit=2")
+    assert executor_choice.session_config(_small_graph(), None, master="") is None
+
+
+@pytest.mark.tf2
+def test_a_tracing_hook_keeps_the_default_executor(tmp_path):
+    with tf.Graph().as_default():
+        profiler = tf1.train.ProfilerHook(save_steps=1, output_dir=str(tmp_path))
+    assert executor_choice.session_config(_small_graph(), None, "", [profiler]) is None
+    assert executor_choice.session_config(
+        _small_graph(), None, "", [tf1.train.StepCounterHook()]) is not None
+
+
+@pytest.mark.tf2
+def test_an_estimator_gives_the_same_numbers_on_either_executor(tmp_path):
+    rng = np.random.RandomState(0)
+    x = rng.randn(256, 4).astype(np.float32)
+    y = (x @ np.array([[1.0], [-2.0], [0.5], [3.0]], np.float32) > 0).astype(np.int32)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).shuffle(
+            256, seed=1).repeat(2).batch(32)
+
+    def predict_input_fn():
+        return tf.data.Dataset.from_tensor_slices({"x": x}).batch(64)
+
+    def model_fn(features, labels, mode):
+        kernel = tf1.get_variable("kernel", [4, 2],
+                                  initializer=tf1.glorot_uniform_initializer(seed=3))
+        logits = tf.matmul(features["x"], kernel)
+        if mode == el.ModeKeys.PREDICT:
+            return el.EstimatorSpec(mode, predictions={"logits": logits})
+        loss = tf1.losses.sparse_softmax_cross_entropy(labels, logits)
+        train_op = tf1.train.AdamOptimizer(0.05).minimize(
+            loss, global_step=tf1.train.get_global_step())
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={
+            "accuracy": tf1.metrics.accuracy(labels, tf.argmax(logits, 1))})
+
+    seen = {}
+
+    class Executor(tf1.train.SessionRunHook):
+        def __init__(self, key):
+            self._key = key
+
+        def after_create_session(self, session, coord):
+            del coord
+            seen[self._key] = session._config.experimental.executor_type  # noqa: SLF001
+
+    results = {}
+    for name, executor_type in (("auto", ""), ("default", "DEFAULT")):
+        config = tf1.ConfigProto()
+        config.experimental.executor_type = executor_type
+        estimator = el.Estimator(model_fn, model_dir=str(tmp_path / name),
+                                 config=el.RunConfig(tf_random_seed=7,
+                                                     session_config=config))
+        estimator.train(input_fn, hooks=[Executor(name)])
+        metrics = estimator.evaluate(input_fn, hooks=[Executor(name + "_eval")])
+        predictions = [p["logits"] for p in estimator.predict(predict_input_fn)]
+        weights = {n: estimator.get_variable_value(n)
+                   for n in estimator.get_variable_names()}
+        results[name] = (metrics, np.stack(predictions), weights)
+    assert seen == {"auto": SINGLE, "auto_eval": SINGLE,
+                    "default": "DEFAULT", "default_eval": "DEFAULT"}
+    auto, default = results["auto"], results["default"]
+    assert auto[0] == default[0] and auto[0]["global_step"] == 16
+    np.testing.assert_array_equal(auto[1], default[1])
+    assert sorted(auto[2]) == sorted(default[2])
+    for name in auto[2]:
+        np.testing.assert_array_equal(auto[2][name], default[2][name])
+
+
+@pytest.mark.tf2
+def test_a_profiler_hook_still_records_every_op_of_a_step(tmp_path):
+    def model_fn(features, labels, mode):
+        weight = tf1.get_variable("w", [2, 1], initializer=tf1.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(features, weight) - labels))
+        train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf1.train.get_global_step())
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensors((np.ones((4, 2), np.float32),
+                                             np.ones((4, 1), np.float32))).repeat(3)
+
+    def profiled_model_fn(features, labels, mode):
+        spec = model_fn(features, labels, mode)
+        hook = tf1.train.ProfilerHook(save_steps=1, output_dir=str(tmp_path / "profile"))
+        return spec._replace(training_hooks=[hook])
+
+    el.Estimator(profiled_model_fn, model_dir=str(tmp_path / "model")).train(input_fn)
+    timelines = sorted(os.listdir(tmp_path / "profile"))
+    assert timelines, "ProfilerHook wrote no timeline"
+    with open(tmp_path / "profile" / timelines[-1]) as f:
+        events = json.load(f)["traceEvents"]
+    # The single-threaded executor would record no op at all.
+    ops = {e.get("args", {}).get("op") for e in events}
+    assert "ResourceApplyGradientDescent" in ops
+    assert any("MatMul" in str(op) for op in ops)  # MatMul, or oneDNN's _MklMatMul
+
+
+def test_tensorflow_1_keeps_its_default_executor():
+    chosen = executor_choice.session_config(_small_graph(), None, master="")
+    if tf.__version__.startswith("1."):
+        assert chosen is None
+    else:
+        assert chosen.experimental.executor_type == SINGLE
