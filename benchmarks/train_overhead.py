@@ -1,8 +1,11 @@
 """Per-step overhead of Estimator.train against a bare session loop.
 
-Tiny linear regression (16 features, batch 32, GradientDescent), trained three
+Tiny linear regression (16 features, batch 32, GradientDescent), trained several
 ways in one process on the same graph construction:
-  (a) bare   - ``session.run(train_op)`` in a Python loop (the physical limit);
+  (a) bare   - ``session.run(train_op)`` in a Python loop on a default session
+      (what a hand-written loop gets);
+  (a') bare_single_threaded - the same on TensorFlow's single-threaded executor,
+      which the Estimator picks for a graph this small (_engine/executor_choice.py);
   (b) monitored - tf.compat.v1.train.MonitoredTrainingSession with default hooks;
   (c) estimator - estimator_lite.Estimator.train, default RunConfig except
       save_checkpoints_steps=1000;
@@ -76,10 +79,12 @@ def _loop_rate(session, train_op, steps, warmup):
     return steps / (time.perf_counter() - start)
 
 
-def bench_bare(steps, warmup):
-    """Steps/sec of a bare session.run(train_op) loop."""
+def bench_bare(steps, warmup, executor_type=""):
+    """Steps/sec of a bare session.run(train_op) loop on the given executor."""
     graph, train_op = _build_plain_graph()
-    with graph.as_default(), tf.Session() as session:
+    config = tf.ConfigProto()
+    config.experimental.executor_type = executor_type
+    with graph.as_default(), tf.Session(config=config) as session:
         session.run(tf.global_variables_initializer())
         return _loop_rate(session, train_op, steps, warmup)
 
@@ -106,6 +111,7 @@ def _run_all(steps, warmup):
     try:
         return {
             "bare": bench_bare(steps, warmup),
+            "bare_single_threaded": bench_bare(steps, warmup, "SINGLE_THREADED_EXECUTOR"),
             "monitored": bench_monitored(steps, warmup, tmp + "/monitored"),
             "estimator": bench_estimator(steps, warmup, tmp + "/estimator"),
             "estimator_k100": bench_estimator(steps, warmup, tmp + "/k100", 100),
@@ -123,11 +129,12 @@ def main(argv=None):
     args = parse_args(parser, argv, {"steps": 50, "warmup": 10, "repeats": 1})
     rounds = [_run_all(args.steps, args.warmup) for _ in range(args.repeats)]
     median = {k: float(np.median([r[k] for r in rounds])) for k in rounds[0]}
-    print(f"{'loop':<12}{'steps/sec':>12}{'vs bare':>10}")
+    print(f"{'loop':<22}{'steps/sec':>12}{'vs bare':>10}")
     for name, rate in median.items():
-        print(f"{name:<12}{rate:>12.0f}{rate / median['bare']:>10.2f}")
+        print(f"{name:<22}{rate:>12.0f}{rate / median['bare']:>10.2f}")
     result = {
         "bare_steps_per_sec": round(median["bare"], 1),
+        "bare_single_threaded_steps_per_sec": round(median["bare_single_threaded"], 1),
         "monitored_steps_per_sec": round(median["monitored"], 1),
         "estimator_steps_per_sec": round(median["estimator"], 1),
         "estimator_k100_steps_per_sec": round(median["estimator_k100"], 1),

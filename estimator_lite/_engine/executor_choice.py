@@ -17,7 +17,10 @@ the default one would:
 | the config leaves the executor and threads  | a user who set them keeps them          |
 | at most `MAX_OPS` ops                       | big graphs can use inter-op parallelism |
 | no control flow ops (v1 or functional)      | v1 is unsupported; If/While would run   |
-|                                             | as function calls instead of inline     |
+|                                             | as function calls instead of inline:    |
+|                                             | a multi-step loop's body, optimized on  |
+|                                             | its own, then differs from K single     |
+|                                             | steps in the last bit                   |
 | no reference-typed tensors                  | unsupported (TF1 `Variable`s)           |
 | every op on this process's one CPU, and no  | several devices mean a partitioned      |
 | GPU or TPU                                  | graph                                   |

@@ -145,30 +145,39 @@ def test_an_estimator_gives_the_same_numbers_on_either_executor(tmp_path):
             seen[self._key] = session._config.experimental.executor_type  # noqa: SLF001
 
     results = {}
-    for name, executor_type in (("auto", ""), ("default", "DEFAULT")):
+    runs = (("auto", "", 1), ("default", "DEFAULT", 1), ("auto_k4", "", 4),
+            ("default_k4", "DEFAULT", 4))
+    for name, executor_type, steps_per_loop in runs:
         config = tf1.ConfigProto()
         config.experimental.executor_type = executor_type
         estimator = el.Estimator(model_fn, model_dir=str(tmp_path / name),
-                                 config=el.RunConfig(tf_random_seed=7,
-                                                     session_config=config))
+                                 config=el.RunConfig(
+                                     tf_random_seed=7, session_config=config,
+                                     experimental_steps_per_loop=steps_per_loop))
         estimator.train(input_fn, hooks=[Executor(name)])
         metrics = estimator.evaluate(input_fn, hooks=[Executor(name + "_eval")])
         predictions = [p["logits"] for p in estimator.predict(predict_input_fn)]
         weights = {n: estimator.get_variable_value(n)
                    for n in estimator.get_variable_names()}
         results[name] = (metrics, np.stack(predictions), weights)
-    assert seen == {"auto": SINGLE, "auto_eval": SINGLE,
-                    "default": "DEFAULT", "default_eval": "DEFAULT"}
-    auto, default = results["auto"], results["default"]
-    assert auto[0] == default[0] and auto[0]["global_step"] == 16
-    np.testing.assert_array_equal(auto[1], default[1])
-    assert sorted(auto[2]) == sorted(default[2])
-    for name in auto[2]:
-        np.testing.assert_array_equal(auto[2][name], default[2][name])
+    # A multi-step loop keeps the default executor: its While op, run as a function
+    # call on the single-threaded one, would not give K single steps' numbers.
+    assert seen == {"auto": SINGLE, "auto_eval": SINGLE, "auto_k4": "",
+                    "auto_k4_eval": SINGLE, "default": "DEFAULT",
+                    "default_eval": "DEFAULT", "default_k4": "DEFAULT",
+                    "default_k4_eval": "DEFAULT"}
+    for name in ("auto", "auto_k4", "default_k4"):
+        ours, default = results[name], results["default"]
+        assert ours[0] == default[0] and ours[0]["global_step"] == 16
+        np.testing.assert_array_equal(ours[1], default[1])
+        assert sorted(ours[2]) == sorted(default[2])
+        for variable in ours[2]:
+            np.testing.assert_array_equal(ours[2][variable], default[2][variable])
 
 
 @pytest.mark.tf2
-def test_a_profiler_hook_still_records_every_op_of_a_step(tmp_path):
+@pytest.mark.parametrize("steps_per_loop", [1, 4])
+def test_a_profiler_hook_still_records_every_op_of_a_step(tmp_path, steps_per_loop):
     def model_fn(features, labels, mode):
         weight = tf1.get_variable("w", [2, 1], initializer=tf1.zeros_initializer())
         loss = tf.reduce_mean(tf.square(tf.matmul(features, weight) - labels))
@@ -178,15 +187,18 @@ def test_a_profiler_hook_still_records_every_op_of_a_step(tmp_path):
 
     def input_fn():
         return tf.data.Dataset.from_tensors((np.ones((4, 2), np.float32),
-                                             np.ones((4, 1), np.float32))).repeat(3)
+                                             np.ones((4, 1), np.float32))).repeat(12)
 
     def profiled_model_fn(features, labels, mode):
         spec = model_fn(features, labels, mode)
         hook = tf1.train.ProfilerHook(save_steps=1, output_dir=str(tmp_path / "profile"))
         return spec._replace(training_hooks=[hook])
 
-    el.Estimator(profiled_model_fn, model_dir=str(tmp_path / "model")).train(input_fn)
-    timelines = sorted(os.listdir(tmp_path / "profile"))
+    config = el.RunConfig(experimental_steps_per_loop=steps_per_loop)
+    el.Estimator(profiled_model_fn, model_dir=str(tmp_path / "model"),
+                 config=config).train(input_fn)
+    timelines = sorted(n for n in os.listdir(tmp_path / "profile")
+                       if n.startswith("timeline"))
     assert timelines, "ProfilerHook wrote no timeline"
     with open(tmp_path / "profile" / timelines[-1]) as f:
         events = json.load(f)["traceEvents"]
