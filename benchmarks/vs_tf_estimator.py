@@ -24,7 +24,10 @@ RunConfig apart from model_dir):
                exit, and to every process's exit. tf.estimator's ps never exits
                (it `join()`s forever), so only the chief's exit compares both; the
                ps is killed once the others are done. Four processes importing
-               TensorFlow at once dominate this figure on a small machine.
+               TensorFlow at once dominate this figure on a small machine; the
+               optional packages only one interpreter has (Keras imports them with
+               TensorFlow) are hidden in these processes, so both import the same
+               (JSON: cluster_hidden_packages).
 
 Three backends, each job in its own process: this file, with ``--job``, under
   estimator_lite         - this interpreter (the newest TensorFlow) and this checkout;
@@ -79,6 +82,12 @@ _LIBRARIES = ("estimator_lite", "tf.estimator")
 _CLUSTER_ROLES = (("ps", 0), ("chief", 0), ("worker", 0), ("evaluator", 0))
 _CLUSTER_TIMEOUT_SECS = 600
 _JOB_TIMEOUT_SECS = 900
+# Optional packages Keras imports with TensorFlow when they are installed (see
+# `_unmatched_packages`), and the variable naming those a cluster process hides.
+_OPTIONAL_PACKAGES = ("pandas", "scipy", "sklearn", "matplotlib", "pyarrow", "IPython",
+                      "cv2", "huggingface_hub", "rich", "PIL", "h5py", "jax", "torch")
+_HIDDEN_ENV = "ESTIMATOR_LITE_BENCH_HIDDEN"
+_UNMATCHED = []  # [the list], filled once by main()
 _POLL_SECS = 0.05
 # The opt-in multi-step loop's K (RunConfig(experimental_steps_per_loop=K)) of the
 # `_k100` figures, and those figures' names -> the tf.estimator figure they face.
@@ -271,8 +280,16 @@ _JOBS = {"train": _job_train, "evaluate": _job_evaluate, "predict": _job_predict
          "latency": _job_latency, "cluster_role": _job_cluster_role}
 
 
+def _hide_packages():
+    """Makes the packages named in _HIDDEN_ENV unimportable in this process (see
+    `_unmatched_packages`); call before TensorFlow is imported."""
+    for name in filter(None, os.environ.get(_HIDDEN_ENV, "").split(",")):
+        sys.modules[name] = None  # `import name` now raises ImportError
+
+
 def _run_job(args):
     """The subprocess side: runs one job and prints its result as a JSON line."""
+    _hide_packages()
     estimator_lib, tf = _import_backend(args.backend)
     result = _JOBS[args.job](estimator_lib, tf, args.model_dir, args)
     print(json.dumps(result), flush=True)
@@ -286,9 +303,29 @@ def _python(backend):
     return os.environ["ESTIMATOR_LITE_TF215_PYTHON"] if on_tf215 else sys.executable
 
 
+def _unmatched_packages():
+    """The optional packages only one of the benchmark's interpreters has.
+
+    `import tensorflow` (through Keras) also imports these when they are installed,
+    about 0.5 s on TF 2.21 here; only the cluster job is timed with its imports, and
+    there they would time the two environments instead of the two libraries. Its
+    processes run with these hidden (a process lacking one is not affected).
+    """
+    pythons = {sys.executable, os.environ.get("ESTIMATOR_LITE_TF215_PYTHON") or ""} - {""}
+    if len(pythons) < 2:
+        return []
+    probe = ("import importlib.util, json, sys; print(json.dumps([m for m in sys.argv[1:] "
+             "if importlib.util.find_spec(m)]))")
+    found = [set(json.loads(subprocess.run(
+        [python, "-c", probe, *_OPTIONAL_PACKAGES], capture_output=True, text=True,
+        check=True).stdout)) for python in sorted(pythons)]
+    return sorted(found[0] ^ found[1])
+
+
 def _job_env(backend, tf_config=None):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
     env.pop("TF_CONFIG", None)
+    env.pop(_HIDDEN_ENV, None)
     if _BACKENDS[backend][0] == "tf.estimator":
         env.pop("PYTHONPATH", None)  # the oracle must not see this checkout
     else:  # this checkout, whatever else is installed
@@ -296,6 +333,7 @@ def _job_env(backend, tf_config=None):
             p for p in (_ROOT, env.get("PYTHONPATH")) if p)
     if tf_config is not None:
         env["TF_CONFIG"] = json.dumps(tf_config)
+        env[_HIDDEN_ENV] = ",".join(_UNMATCHED[0]) if _UNMATCHED else ""
     return env
 
 
@@ -473,6 +511,7 @@ def _report(medians, versions, repeats, sizes, load_before):
         "tf_versions": versions,
         "repeats": repeats, "sizes": {k: list(v) if isinstance(v, tuple) else v
                                       for k, v in sizes.items()},
+        "cluster_hidden_packages": _UNMATCHED[0] if _UNMATCHED else [],
         "load_avg_before": load_before, "load_avg_after": list(os.getloadavg())}))
 
 
@@ -506,6 +545,8 @@ def main(argv=None):
         backends = ("estimator_lite",)
         print("--quick or no ESTIMATOR_LITE_TF215_PYTHON: estimator_lite on this "
               "interpreter only", file=sys.stderr)
+    if len(backends) > 1:
+        _UNMATCHED.append(_unmatched_packages())
     load_before = list(os.getloadavg())
     tmp = tempfile.mkdtemp(prefix="bench_vs_tf_estimator_")
     figures, versions = _rounds(sizes, repeats, backends, tmp)  # on failure tmp stays
