@@ -390,7 +390,8 @@ def from_estimator(estimator, serving_input_receiver_fn, output_key=None, graph=
     config = config or _session_config(estimator)
     if own_graph:
         graph.finalize()
-        config = executor_choice.session_config(graph, config, master="")
+        config = executor_choice.session_config(graph, config, master="",
+                                                setup=(saver, init_op))
     session = tf.Session(graph=graph, config=config)
     try:
         with graph.as_default():  # a Saver restores in graph mode only

@@ -25,6 +25,11 @@ the default one would:
 | every op on this process's one CPU, and no  | several devices mean a partitioned      |
 | GPU or TPU                                  | graph                                   |
 | no hook that traces steps (`ProfilerHook`)  | it records no step stats                |
+| every op that changes state in a step       | the step that meets the input's end     |
+| depends on the input (an iterator or queue  | fails at its first failing op, so ops   |
+| read), and every hook is TensorFlow's or    | that could run before the read would    |
+| the library's or fetches nothing            | run or not by executor (a metric of a   |
+|                                             | constant would count one batch more)    |
 | no XLA (a jit scope, or auto-clustering in  | XLA's launch ops bring a Switch op      |
 | the config or TF_XLA_FLAGS)                 |                                         |
 
@@ -35,7 +40,7 @@ import os
 
 from estimator_lite._tf import tf
 
-__all__ = ["MAX_OPS", "SINGLE_THREADED", "session_config"]
+__all__ = ["MAX_OPS", "SINGLE_THREADED", "scaffold_setup", "session_config"]
 
 SINGLE_THREADED = "SINGLE_THREADED_EXECUTOR"
 # Graphs up to this size (a small model's whole training graph, with its input
@@ -46,11 +51,27 @@ _CONTROL_FLOW_OPS = frozenset({
     "RefExit", "NextIteration", "RefNextIteration", "LoopCond", "ControlTrigger",
     "If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase"})
 _TRACING_HOOKS = frozenset({"ProfilerHook"})
+# Hooks of these modules fetch only reads (ProfilerHook aside, above).
+_KNOWN_HOOK_MODULES = ("tensorflow.python.training.basic_session_run_hooks",
+                       "estimator_lite.")
+# Ops whose failure ends a step at the input's end: iterator and queue reads.
+_INPUT_PREFIXES = ("IteratorGetNext", "QueueDequeue")
+# Stateful ops that change no state a later step or the user sees: reads, handles,
+# iterators, random draws (at the input's end nothing draws after them).
+_READS = frozenset({"ReadVariableOp", "VarHandleOp", "VarIsInitializedOp",
+                    "ResourceGather", "ResourceGatherNd", "Assert", "HashTableV2",
+                    "MutableHashTableV2", "MutableHashTableOfTensorsV2",
+                    "MutableDenseHashTableV2", "FIFOQueueV2", "RandomShuffleQueueV2",
+                    "PaddingFIFOQueueV2", "PriorityQueueV2", "QueueSizeV2"})
+_READ_PREFIXES = ("Iterator", "AnonymousIterator", "MultiDeviceIterator", "OneShotIterator",
+                  "MakeIterator", "Random", "Stateless", "TruncatedNormal", "Multinomial",
+                  "ParameterizedTruncatedNormal", "LookupTableFind", "LookupTableSize",
+                  "QueueDequeue")
 # Node attributes of ops XLA compiles (tf.xla.experimental.jit_scope sets them).
 _XLA_ATTRS = ("_XlaCompile", "_XlaScope")
 
 
-def session_config(graph, config, master, hooks=()):
+def session_config(graph, config, master, hooks=(), setup=()):
     """The config an in-process session of `graph` is created with.
 
     Args:
@@ -58,19 +79,28 @@ def session_config(graph, config, master, hooks=()):
       config: the tf.ConfigProto asked for, or None (not modified).
       master: the session target; only '' (in-process) qualifies.
       hooks: the SessionRunHooks of the session's runs.
+      setup: ops (or tensors, or Savers) run only to set the session up (init ops,
+        restores); they and what they need may change state without the input.
+        The graph's init collections, variable initializers and Savers count too.
 
     Returns:
       `config` itself, or a copy of it that picks the single-threaded executor
       when every condition of the module docstring holds.
     """
     if not (_runtime_qualifies(master, config) and _hooks_qualify(hooks)
-            and _graph_qualifies(graph)):
+            and _graph_qualifies(graph) and _state_follows_input(graph, setup)):
         return config
     result = tf.ConfigProto()
     if config is not None:
         result.CopyFrom(config)
     result.experimental.executor_type = SINGLE_THREADED
     return result
+
+
+def scaffold_setup(scaffold):
+    """The setup ops of a finalized Scaffold, for `session_config`'s `setup`."""
+    return (scaffold.init_op, scaffold.local_init_op, scaffold.ready_op,
+            scaffold.ready_for_local_init_op, scaffold.saver)
 
 
 def _runtime_qualifies(master, config):
@@ -90,7 +120,92 @@ def _runtime_qualifies(master, config):
 
 
 def _hooks_qualify(hooks):
-    return not any(c.__name__ in _TRACING_HOOKS for h in hooks for c in type(h).__mro__)
+    return all(_hook_qualifies(h) for h in hooks)
+
+
+def _hook_qualifies(hook):
+    """TensorFlow's and the library's hooks fetch reads only; another hook
+    qualifies when it fetches nothing (keeps SessionRunHook.before_run)."""
+    cls = type(hook)
+    if any(c.__name__ in _TRACING_HOOKS for c in cls.__mro__):
+        return False
+    return (cls.__module__.startswith(_KNOWN_HOOK_MODULES)
+            or cls.before_run is tf.train.SessionRunHook.before_run)
+
+
+def _state_follows_input(graph, setup):
+    """Whether every op that changes state, except the setup's, needs the input.
+
+    A step that meets the end of its input fails at the input op. The default
+    executor has by then run every op that did not need the input (they are ready
+    at once); this executor only those it ordered before the input op.
+    """
+    setup_ops = _ancestors(_setup_roots(graph, setup))
+    has_input = {}
+    for op in graph.get_operations():
+        if op in setup_ops or not _changes_state(op):
+            continue
+        if not _needs_input(op, has_input):
+            return False
+    return True
+
+
+def _setup_roots(graph, setup):
+    roots = list(setup)
+    for key in (tf.GraphKeys.INIT_OP, tf.GraphKeys.LOCAL_INIT_OP,
+                tf.GraphKeys.READY_OP, tf.GraphKeys.READY_FOR_LOCAL_INIT_OP,
+                tf.GraphKeys.TABLE_INITIALIZERS, tf.GraphKeys.SAVERS):
+        roots += graph.get_collection(key)
+    roots += [v.initializer for v in graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES)
+              + graph.get_collection(tf.GraphKeys.LOCAL_VARIABLES)]
+    ops = []
+    for root in roots:
+        if isinstance(root, tf.train.Saver):
+            ops += [graph.as_graph_element(name) for name in (
+                root.saver_def.restore_op_name, root.saver_def.save_tensor_name)]
+        elif root is not None:
+            ops.append(root)
+    return [getattr(r, "op", r) for r in ops]
+
+
+def _ancestors(ops):
+    """`ops` and every op they need (data and control inputs)."""
+    seen, stack = set(), list(ops)
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        stack += [t.op for t in op.inputs] + list(op.control_inputs)
+    return seen
+
+
+def _changes_state(op):
+    if not op.op_def.is_stateful or op.type in _READS or "Dataset" in op.type:
+        return False  # a dataset op builds a dataset (its state is the iterator's)
+    return not op.type.startswith(_READ_PREFIXES)
+
+
+def _needs_input(op, memo):
+    """Whether `op` needs an input op (iterative; memo: op -> bool)."""
+    stack = [op]
+    while stack:
+        current = stack[-1]
+        if current in memo:
+            stack.pop()
+            continue
+        if current.type.startswith(_INPUT_PREFIXES):
+            memo[current] = True
+            stack.pop()
+            continue
+        needed = [t.op for t in current.inputs] + list(current.control_inputs)
+        pending = [n for n in needed if n not in memo]
+        if pending:
+            stack += pending
+            continue
+        memo[current] = any(memo[n] for n in needed)
+        stack.pop()
+    return memo[op]
 
 
 def _graph_qualifies(graph):

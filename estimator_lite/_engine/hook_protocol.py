@@ -162,7 +162,8 @@ class RestoredSession:
         graph = tf.get_default_graph()
         graph.finalize()
         session = tf.Session(self._master, config=executor_choice.session_config(
-            graph, self._session_config, self._master, self._hooks))
+            graph, self._session_config, self._master, self._hooks,
+            setup=executor_choice.scaffold_setup(self._scaffold)))
         self._session = session
         if self._checkpoint_path is not None:
             self._scaffold.saver.restore(session, self._checkpoint_path)

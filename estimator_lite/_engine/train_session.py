@@ -226,7 +226,8 @@ class TrainSession:
         self._scaffold = scaffold
         self._graph.finalize()
         self._session_config = executor_choice.session_config(
-            self._graph, session_config, master, self._hooks)
+            self._graph, session_config, master, self._hooks,
+            setup=executor_choice.scaffold_setup(scaffold))
         self._sessions = session_creation.SessionCreator(
             graph=self._graph, scaffold=scaffold, global_step=global_step, master=master,
             session_config=self._session_config, is_chief=is_chief, restore_dir=restore_dir,

@@ -214,3 +214,57 @@ def test_tensorflow_1_keeps_its_default_executor():
         assert chosen is None
     else:
         assert chosen.experimental.executor_type == SINGLE
+
+
+def _counter_step():
+    counter = tf1.get_variable("counter", [], initializer=tf1.zeros_initializer())
+    return tf1.assign_add(counter, 1.0)
+
+
+@pytest.mark.tf2
+def test_state_changed_without_the_input_keeps_the_default_executor():
+    """At the input's end the default executor still runs what does not need the
+    input; the single-threaded one might not."""
+    graph = _small_graph()
+    with graph.as_default():
+        step = _counter_step().op
+    assert executor_choice.session_config(graph, None, master="") is None
+    # The same op as setup (run once to prepare the session) is fine.
+    chosen = executor_choice.session_config(graph, None, master="", setup=[step])
+    assert chosen.experimental.executor_type == SINGLE
+
+
+@pytest.mark.tf2
+def test_a_hook_that_fetches_keeps_the_default_executor():
+    class Fetching(tf1.train.SessionRunHook):
+        def before_run(self, run_context):
+            del run_context
+
+    class Watching(tf1.train.SessionRunHook):
+        def after_create_session(self, session, coord):
+            del session, coord
+
+    assert executor_choice.session_config(_small_graph(), None, "", [Fetching()]) is None
+    watched = executor_choice.session_config(_small_graph(), None, "", [Watching()])
+    assert watched.experimental.executor_type == SINGLE
+
+
+@pytest.mark.tf2
+def test_a_metric_of_a_constant_counts_every_batch_once(tmp_path):
+    """The failing last step of evaluation: a mean of a constant stays the constant
+    (both of its counters move in every step, or neither)."""
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(
+            ({"x": np.ones((9, 2), np.float32)}, np.ones((9, 1), np.float32))).batch(3)
+
+    def model_fn(features, labels, mode):
+        weight = tf1.get_variable("w", [2, 1], initializer=tf1.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(features["x"], weight) - labels))
+        train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf1.train.get_global_step())
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={
+            "constant": tf1.metrics.mean(tf.constant(42.0))})
+
+    estimator = el.Estimator(model_fn, model_dir=str(tmp_path))
+    estimator.train(input_fn)
+    assert estimator.evaluate(input_fn)["constant"] == 42.0
