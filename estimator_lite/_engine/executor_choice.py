@@ -81,7 +81,9 @@ def session_config(graph, config, master, hooks=(), setup=()):
       hooks: the SessionRunHooks of the session's runs.
       setup: ops (or tensors, or Savers) run only to set the session up (init ops,
         restores); they and what they need may change state without the input.
-        The graph's init collections, variable initializers and Savers count too.
+        The graph's init collections and Savers count too. (Variable initializers
+        are reached through the init ops: asking a distributed variable for its
+        `initializer` would build an op in the finalized graph.)
 
     Returns:
       `config` itself, or a copy of it that picks the single-threaded executor
@@ -156,13 +158,12 @@ def _setup_roots(graph, setup):
                 tf.GraphKeys.READY_OP, tf.GraphKeys.READY_FOR_LOCAL_INIT_OP,
                 tf.GraphKeys.TABLE_INITIALIZERS, tf.GraphKeys.SAVERS):
         roots += graph.get_collection(key)
-    roots += [v.initializer for v in graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES)
-              + graph.get_collection(tf.GraphKeys.LOCAL_VARIABLES)]
     ops = []
     for root in roots:
         if isinstance(root, tf.train.Saver):
-            ops += [graph.as_graph_element(name) for name in (
-                root.saver_def.restore_op_name, root.saver_def.save_tensor_name)]
+            if root.saver_def is not None:  # None: not built (defer_build)
+                ops += [graph.as_graph_element(name) for name in (
+                    root.saver_def.restore_op_name, root.saver_def.save_tensor_name)]
         elif root is not None:
             ops.append(root)
     return [getattr(r, "op", r) for r in ops]

@@ -29,6 +29,8 @@ def _small_graph():
         weight = tf1.get_variable("w", [2, 1], initializer=tf1.zeros_initializer())
         loss = tf.reduce_mean(tf.matmul(features, weight))
         tf1.train.GradientDescentOptimizer(0.1).minimize(loss)
+        # Where a Scaffold puts it: the initializers are setup, not a step.
+        tf1.add_to_collection(tf1.GraphKeys.INIT_OP, tf1.global_variables_initializer())
     return graph
 
 
@@ -218,6 +220,7 @@ def test_tensorflow_1_keeps_its_default_executor():
 
 def _counter_step():
     counter = tf1.get_variable("counter", [], initializer=tf1.zeros_initializer())
+    tf1.add_to_collection(tf1.GraphKeys.INIT_OP, counter.initializer)
     return tf1.assign_add(counter, 1.0)
 
 
