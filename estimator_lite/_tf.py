@@ -128,7 +128,23 @@ def gfile_glob(pattern):
         return []
 
 
+def function_graph(graph, name):
+    """The graph of function `name` of `graph`'s library, or None.
+
+    What a functional op (If, While, a function call) runs. TensorFlow exports no
+    public way from a graph to its functions' graphs; TF 2's `Graph._functions`
+    maps names to functions that carry (or rebuild from their definition) a
+    `graph`. None where that is missing (TF 1.15, a later TF without it): callers
+    then treat the op as one they cannot see into.
+    """
+    function = getattr(graph, "_functions", {}).get(name)
+    try:
+        return getattr(function, "graph", None)
+    except Exception:  # noqa: BLE001 - a definition TF cannot rebuild: unseen.
+        return None
+
+
 __all__ = ["DATASET_TYPES", "ProtoDecodeError", "TENSOR_TYPES", "VARIABLE_TYPES",
            "TENSORBOARD_HINT", "add_control_inputs", "tensorboard_hint",
-           "feature_transformation_cache", "gfile_glob", "logging",
+           "feature_transformation_cache", "function_graph", "gfile_glob", "logging",
            "raw_op", "tf"]

@@ -1,8 +1,9 @@
 """Which executor runs an in-process session (estimator_lite/_engine/executor_choice.py).
 
-Small graphs run on TensorFlow's single-threaded executor; every condition that
-keeps the default one is checked here on a real graph, and an Estimator trained
-either way ends with the same variables, metrics and predictions to the bit.
+Small graphs run on TensorFlow's single-threaded executor, or, with control flow,
+on the calling thread; every condition that keeps the thread pool is checked here
+on a real graph, and an Estimator trained either way ends with the same variables,
+metrics, predictions and summaries to the bit.
 """
 
 import json
@@ -17,6 +18,12 @@ from estimator_lite._engine import executor_choice
 
 tf1 = tf.compat.v1
 SINGLE = executor_choice.SINGLE_THREADED
+CALLER = executor_choice.CALLER_THREAD
+
+
+def _setting(config):
+    """(executor_type, inter_op_parallelism_threads) of a chosen config."""
+    return config.experimental.executor_type, config.inter_op_parallelism_threads
 
 
 def _small_graph():
@@ -68,11 +75,23 @@ def test_a_cluster_session_keeps_the_config():
         _small_graph(), asked, master="grpc://127.0.0.1:2222") is asked
 
 
+@pytest.mark.tf2
 @pytest.mark.parametrize("build", [
     pytest.param(lambda: tf.cond(tf1.placeholder(tf.bool, []), lambda: tf.constant(1.0),
                                  lambda: tf.constant(2.0)), id="tf.cond"),
     pytest.param(lambda: tf.while_loop(lambda i: i < 3, lambda i: i + 1, [0]),
                  id="tf.while_loop"),
+])
+def test_a_small_graph_with_control_flow_runs_on_the_calling_thread(build):
+    """The single-threaded executor would run If and While as function calls, whose
+    bodies miss the session graph's rewrites; the default executor inlines them."""
+    asked = tf1.ConfigProto(allow_soft_placement=True)
+    chosen = executor_choice.session_config(_with(_small_graph(), build), asked, "")
+    assert _setting(chosen) == ("", CALLER)
+    assert chosen.allow_soft_placement and asked.inter_op_parallelism_threads == 0
+
+
+@pytest.mark.parametrize("build", [
     pytest.param(lambda: tf1.Variable(1.0, use_resource=False), id="ref variable"),
     pytest.param(lambda: tf1.identity(tf.constant(1.0)).op._set_device("/cpu:1"),
                  id="second cpu"),
@@ -144,7 +163,7 @@ def test_an_estimator_gives_the_same_numbers_on_either_executor(tmp_path):
 
         def after_create_session(self, session, coord):
             del coord
-            seen[self._key] = session._config.experimental.executor_type  # noqa: SLF001
+            seen[self._key] = _setting(session._config)  # noqa: SLF001
 
     results = {}
     runs = (("auto", "", 1), ("default", "DEFAULT", 1), ("auto_k4", "", 4),
@@ -162,12 +181,13 @@ def test_an_estimator_gives_the_same_numbers_on_either_executor(tmp_path):
         weights = {n: estimator.get_variable_value(n)
                    for n in estimator.get_variable_names()}
         results[name] = (metrics, np.stack(predictions), weights)
-    # A multi-step loop keeps the default executor: its While op, run as a function
-    # call on the single-threaded one, would not give K single steps' numbers.
-    assert seen == {"auto": SINGLE, "auto_eval": SINGLE, "auto_k4": "",
-                    "auto_k4_eval": SINGLE, "default": "DEFAULT",
-                    "default_eval": "DEFAULT", "default_k4": "DEFAULT",
-                    "default_k4_eval": "DEFAULT"}
+    # A multi-step loop runs on the calling thread: its While op, run as a function
+    # call on the single-threaded executor, would not give K single steps' numbers.
+    default = ("DEFAULT", 0)
+    assert seen == {"auto": (SINGLE, 0), "auto_eval": (SINGLE, 0),
+                    "auto_k4": ("", CALLER), "auto_k4_eval": (SINGLE, 0),
+                    "default": default, "default_eval": default,
+                    "default_k4": default, "default_k4_eval": default}
     for name in ("auto", "auto_k4", "default_k4"):
         ours, default = results[name], results["default"]
         assert ours[0] == default[0] and ours[0]["global_step"] == 16
@@ -237,6 +257,51 @@ def test_state_changed_without_the_input_keeps_the_default_executor():
     assert chosen.experimental.executor_type == SINGLE
 
 
+def _counting_loop(count_after_input):
+    """A graph whose tf.while_loop body reads a dataset and counts in a variable,
+    after the read or independently of it."""
+    graph = tf.Graph()
+    with graph.as_default():
+        counter = tf1.Variable(0, use_resource=True)
+        tf1.add_to_collection(tf1.GraphKeys.INIT_OP, counter.initializer)
+        iterator = tf1.data.make_one_shot_iterator(tf.data.Dataset.range(10))
+
+        def body(i):
+            element = iterator.get_next()
+            waits = [element] if count_after_input else []
+            with tf.control_dependencies(waits):
+                count = counter.assign_add(1)
+            return i + tf.cast(element, tf.int32) * 0 + tf.cast(count, tf.int32) * 0 + 1
+
+        tf.while_loop(lambda i: i < 3, body, [0])
+    return graph
+
+
+@pytest.mark.tf2
+def test_a_loop_body_that_changes_state_before_its_input_keeps_the_thread_pool():
+    """Looked into: a While op's body is held to the same input rule."""
+    chosen = executor_choice.session_config(_counting_loop(True), None, "")
+    assert _setting(chosen) == ("", CALLER)
+    assert executor_choice.session_config(_counting_loop(False), None, "") is None
+
+
+@pytest.mark.tf2
+def test_a_cond_that_changes_state_is_judged_by_its_branch_choice():
+    def build(pick_by_input):
+        graph = _small_graph()
+        with graph.as_default():
+            counter = tf1.Variable(0.0, use_resource=True)
+            tf1.add_to_collection(tf1.GraphKeys.INIT_OP, counter.initializer)
+            features = graph.get_operation_by_name("IteratorGetNext").outputs[0]
+            pick = (tf.reduce_sum(features) > 0 if pick_by_input
+                    else tf1.placeholder_with_default(True, []))
+            tf.cond(pick, lambda: counter.assign_add(1.0), counter.read_value)
+        return graph
+
+    assert _setting(executor_choice.session_config(build(True), None, "")) == ("", CALLER)
+    assert executor_choice.session_config(build(False), None, "") is None
+
+
 @pytest.mark.tf2
 def test_a_hook_that_fetches_keeps_the_default_executor():
     class Fetching(tf1.train.SessionRunHook):
@@ -271,3 +336,80 @@ def test_a_metric_of_a_constant_counts_every_batch_once(tmp_path):
     estimator = el.Estimator(model_fn, model_dir=str(tmp_path))
     estimator.train(input_fn)
     assert estimator.evaluate(input_fn)["constant"] == 42.0
+
+
+def _summary_values(model_dir):
+    """{tag: [(step, value)]} of the scalar and histogram (sum) summaries."""
+    values = {}
+    for path in sorted(tf1.gfile.Glob(os.path.join(model_dir, "events.out*"))):
+        for event in tf1.train.summary_iterator(path):
+            for value in event.summary.value:
+                number = value.histo.sum if value.HasField("histo") else value.simple_value
+                values.setdefault(value.tag, []).append((event.step, number))
+    return values
+
+
+@pytest.mark.tf2
+@pytest.mark.parametrize("with_cond", [False, True], ids=["single_threaded", "caller"])
+def test_reads_beside_the_train_op_see_the_weights_before_the_step(tmp_path, with_cond):
+    """Variable reads fetched with the train op (summaries, LoggingTensorHook) see
+    the value before the step's update, as tf.estimator 2.15 shows it, on either
+    executor: the same values as the thread pool's, wherever the read was built."""
+    x = np.random.RandomState(0).randn(64, 4).astype(np.float32)
+    y = 2.0 * x.sum(axis=1, keepdims=True)
+
+    def model_fn(features, labels, mode):
+        weight = tf1.get_variable("w", [4, 1], initializer=tf1.ones_initializer())
+        predictions = tf.matmul(features, weight)
+        if with_cond:
+            predictions = tf.cond(tf.reduce_sum(predictions) > 1e9,
+                                  lambda: predictions * 0.5, lambda: predictions)
+        loss = tf.reduce_mean(tf.square(predictions - labels))
+        early = tf.identity(weight[0, 0])
+        tf1.summary.scalar("early", early)
+        tf1.summary.histogram("early_histogram", tf.identity(weight))
+        train_op = tf1.train.AdamOptimizer(0.1).minimize(
+            loss, global_step=tf1.train.get_global_step())
+        late = tf.identity(weight[0, 0])
+        tf1.summary.scalar("late", late)
+        tf1.summary.scalar("late_sum", tf.reduce_sum(tf.identity(weight)))
+        logged = logs.setdefault(mode_key[0], [])
+
+        def capture(values):
+            logged.append(values)
+            return ""
+
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op, training_hooks=[
+            tf1.train.LoggingTensorHook({"early": early, "late": late, "w": weight},
+                                        every_n_iter=1, formatter=capture)])
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(16)
+
+    logs, mode_key, seen, summaries = {}, [None], {}, {}
+
+    class Executor(tf1.train.SessionRunHook):
+        def after_create_session(self, session, coord):
+            del coord
+            seen[mode_key[0]] = _setting(session._config)  # noqa: SLF001
+
+    for executor_type in ("", "DEFAULT"):
+        mode_key[0] = executor_type
+        session_config = tf1.ConfigProto()
+        session_config.experimental.executor_type = executor_type
+        model_dir = str(tmp_path / (executor_type or "auto"))
+        estimator = el.Estimator(model_fn, model_dir=model_dir, config=el.RunConfig(
+            save_summary_steps=1, session_config=session_config))
+        estimator.train(input_fn, steps=5, hooks=[Executor()])
+        summaries[executor_type] = _summary_values(model_dir)
+    chosen = ("", CALLER) if with_cond else (SINGLE, 0)
+    assert seen == {"": chosen, "DEFAULT": ("DEFAULT", 0)}
+    assert summaries[""] == summaries["DEFAULT"]
+    assert [step for step, _ in summaries[""]["late"]] == [1, 2, 3, 4, 5]
+    assert summaries[""]["late"][0][1] == 1.0  # the initial value: read before step 1
+    assert [v for _, v in summaries[""]["early"]] == [v for _, v in summaries[""]["late"]]
+    auto, default = logs[""], logs["DEFAULT"]
+    assert len(auto) == len(default) == 5 and auto[0]["late"] == 1.0
+    for ours, theirs in zip(auto, default, strict=True):
+        assert ours["early"] == theirs["early"] and ours["late"] == theirs["late"]
+        np.testing.assert_array_equal(ours["w"], theirs["w"])
