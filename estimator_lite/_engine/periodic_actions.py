@@ -125,6 +125,8 @@ class CheckpointSaver:
         self._timer = (Timer(policy.save_steps, policy.save_secs, clock) if policy
                        else Timer())
         self._graph_written = False
+        # (saver, the bytes of the .meta file TensorFlow wrote at its first save).
+        self._meta_graph = None
 
     @property
     def checkpoint_dir(self):
@@ -162,8 +164,7 @@ class CheckpointSaver:
             listener.before_save(session, step)
         prefix = model_dir.checkpoint_prefix(policy.checkpoint_dir)
         try:
-            path = saver.save(session, prefix, global_step=step,
-                              write_meta_graph=policy.save_graph_def)
+            path = self._save_with_meta_graph(session, saver, prefix, step)
         except tf.errors.OpError as error:
             # The disk is full (ENOSPC: ResourceExhaustedError), a file-size limit
             # is hit (EFBIG: OutOfRangeError), the directory became read-only or
@@ -183,6 +184,28 @@ class CheckpointSaver:
                 logging.info("A CheckpointSaverListener requested to stop training.")
                 stop = True
         return stop
+
+    def _save_with_meta_graph(self, session, saver, prefix, step):
+        """`saver.save`, with the `.meta` file beside each checkpoint if asked.
+
+        The graph is finalized, so every save's MetaGraphDef is the same bytes:
+        TensorFlow exports the first one (about 7 ms for a small model's graph) and
+        later saves write those bytes again, through a temp file and a rename.
+        """
+        if not self._policy.save_graph_def:
+            return saver.save(session, prefix, global_step=step, write_meta_graph=False)
+        cached = self._meta_graph is not None and self._meta_graph[0] is saver
+        path = saver.save(session, prefix, global_step=step, write_meta_graph=not cached)
+        meta_path = f"{path}.meta"
+        if cached:
+            temp = f"{meta_path}.tmp-{os.getpid()}"
+            with tf.io.gfile.GFile(temp, "wb") as f:
+                f.write(self._meta_graph[1])
+            tf.io.gfile.rename(temp, meta_path, overwrite=True)
+        else:
+            with tf.io.gfile.GFile(meta_path, "rb") as f:
+                self._meta_graph = (saver, f.read())
+        return path
 
     def _write_graph(self, graph):
         """Writes `graph.pbtxt` beside the checkpoints, once per training run (as

@@ -52,3 +52,45 @@ def test_report_progress_fetches_the_loss_on_log_steps_and_reports_rate_and_eta(
     extra = {}
     progress.fetches(11, extra)
     assert extra == {}  # marked at step 10
+
+
+def _saved_graph(checkpoint_dir, save_graph_def):
+    """A real session and Saver, and a CheckpointSaver that saved steps 1, 2 and 3."""
+    graph = tf.Graph()
+    with graph.as_default():
+        weight = tf.get_variable("w", [3], initializer=tf.ones_initializer())
+        update = tf.assign_add(weight, [1.0, 2.0, 3.0])
+        saver = tf.train.Saver(max_to_keep=2)
+        graph.finalize()
+    policy = periodic_actions.CheckpointPolicy(
+        checkpoint_dir, save_steps=1, save_graph_def=save_graph_def)
+    checkpoint_saver = periodic_actions.CheckpointSaver(policy)
+    with tf.Session(graph=graph) as session:
+        session.run(weight.initializer)
+        for step in (1, 2, 3):
+            session.run(update)
+            checkpoint_saver.save(session, saver, step)
+    return saver
+
+
+def test_every_checkpoint_gets_the_meta_graph_tensorflow_exports(tmp_path):
+    """TensorFlow exports the first .meta; later saves write the same bytes again
+    (the graph is finalized), and Saver's max_to_keep still removes old ones."""
+    saver = _saved_graph(str(tmp_path), save_graph_def=True)
+    metas = sorted(p.name for p in tmp_path.glob("*.meta*"))
+    assert metas == ["model.ckpt-2.meta", "model.ckpt-3.meta"]  # max_to_keep=2
+    first, last = ((tmp_path / name).read_bytes() for name in metas)
+    assert first == last
+    with tf.Graph().as_default():
+        restorer = tf.train.import_meta_graph(str(tmp_path / "model.ckpt-3.meta"))
+        assert restorer.saver_def == saver.saver_def
+        weight = tf.global_variables()[0]
+        with tf.Session() as session:
+            restorer.restore(session, str(tmp_path / "model.ckpt-3"))
+            assert session.run(tf.convert_to_tensor(weight)).tolist() == [4.0, 7.0, 10.0]
+
+
+def test_no_meta_graph_when_the_policy_says_so(tmp_path):
+    _saved_graph(str(tmp_path), save_graph_def=False)
+    assert not list(tmp_path.glob("*.meta*"))
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-3")
