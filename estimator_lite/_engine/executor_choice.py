@@ -189,6 +189,7 @@ def _ops_follow_input(operations, memo):
 
 
 def _functions_follow_input(op, memo):
+    """Whether the state changes inside the functions `op` runs need the input."""
     first_argument = _FUNCTIONAL_OPS[op.type]
     if first_argument and _needs_input(op.inputs[0].op, memo):
         return True  # no branch runs before the input has been read
