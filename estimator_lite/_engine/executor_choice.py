@@ -197,7 +197,7 @@ def _functions_follow_input(op, memo):
     for body in _function_graphs(op):
         if body is None:
             return not _changes_state(op)  # unseen: only a stateless op passes
-        # Python 3.7 (TF 1.15) has no zip(strict=): the arguments by position.
+        # By position; a function's arguments are its op's inputs in order.
         inner = {p.op: arguments[i] for i, p in enumerate(body.inputs[:len(arguments)])}
         if not _ops_follow_input(body.get_operations(), inner):
             return False

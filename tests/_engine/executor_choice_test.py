@@ -15,6 +15,7 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite._engine import executor_choice
+from estimator_lite._pycompat import zip_strict
 
 tf1 = tf.compat.v1
 SINGLE = executor_choice.SINGLE_THREADED
@@ -410,6 +411,6 @@ def test_reads_beside_the_train_op_see_the_weights_before_the_step(tmp_path, wit
     assert [v for _, v in summaries[""]["early"]] == [v for _, v in summaries[""]["late"]]
     auto, default = logs[""], logs["DEFAULT"]
     assert len(auto) == len(default) == 5 and auto[0]["late"] == 1.0
-    for ours, theirs in zip(auto, default, strict=True):
+    for ours, theirs in zip_strict(auto, default):
         assert ours["early"] == theirs["early"] and ours["late"] == theirs["late"]
         np.testing.assert_array_equal(ours["w"], theirs["w"])
