@@ -5,8 +5,8 @@ task never sees half a file. Works on local disks and on GCS/HDFS through gfile.
 """
 
 import json
-import os
 
+from estimator_lite._engine.atomic_file import write_atomic
 from estimator_lite._tf import tf
 
 __all__ = ["write_json", "read_json"]
@@ -14,10 +14,7 @@ __all__ = ["write_json", "read_json"]
 
 def write_json(path, payload):
     """Writes `payload` as JSON to `path` through a temp file and a rename."""
-    temp = f"{path}.tmp-{os.getpid()}"
-    with tf.io.gfile.GFile(temp, "w") as f:
-        f.write(json.dumps(payload))
-    tf.io.gfile.rename(temp, path, overwrite=True)
+    write_atomic(path, json.dumps(payload))
 
 
 def read_json(path):

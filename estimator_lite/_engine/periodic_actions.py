@@ -21,6 +21,7 @@ import os
 import time
 
 from estimator_lite._engine import model_dir
+from estimator_lite._engine.atomic_file import write_atomic
 from estimator_lite._engine.event_files import new_summary_writer, scalar_summary
 from estimator_lite._engine.timer import Timer
 from estimator_lite._tf import logging, tf
@@ -198,10 +199,7 @@ class CheckpointSaver:
         path = saver.save(session, prefix, global_step=step, write_meta_graph=not cached)
         meta_path = f"{path}.meta"
         if cached:
-            temp = f"{meta_path}.tmp-{os.getpid()}"
-            with tf.io.gfile.GFile(temp, "wb") as f:
-                f.write(self._meta_graph[1])
-            tf.io.gfile.rename(temp, meta_path, overwrite=True)
+            write_atomic(meta_path, self._meta_graph[1])
         else:
             with tf.io.gfile.GFile(meta_path, "rb") as f:
                 self._meta_graph = (saver, f.read())
