@@ -23,6 +23,7 @@ import time
 from estimator_lite._engine import model_dir
 from estimator_lite._engine.atomic_file import write_atomic
 from estimator_lite._engine.event_files import new_summary_writer, scalar_summary
+from estimator_lite._engine.graph_text import graph_def_text
 from estimator_lite._engine.timer import Timer
 from estimator_lite._tf import logging, tf
 
@@ -209,8 +210,10 @@ class CheckpointSaver:
         """Writes `graph.pbtxt` beside the checkpoints, once per training run (as
         tf.estimator's CheckpointSaverHook does when its session is created):
         tools such as TensorBoard's graph view and users' scripts read it."""
-        tf.io.write_graph(graph.as_graph_def(add_shapes=True), self._policy.checkpoint_dir,
-                          model_dir.GRAPH_FILE, as_text=True)
+        directory = self._policy.checkpoint_dir
+        tf.io.gfile.makedirs(directory)
+        write_atomic(os.path.join(directory, model_dir.GRAPH_FILE),
+                     graph_def_text(graph.as_graph_def(add_shapes=True)))
         self._graph_written = True
 
     def saved_at(self, step):
