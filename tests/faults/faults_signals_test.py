@@ -19,20 +19,30 @@ from tests.faults.scenarios import (
 
 # 2. SIGKILL of the ps while a checkpoint is being saved ---
 
+_SAVE_KILL_ATTEMPTS = 3
+
 
 @pytest.mark.slow
 def test_sigkill_ps_during_checkpoint_save(make_cluster):
     # 16 MB of untrained ballast on the ps makes each save long enough (the ps
     # writes `model.ckpt-<N>_temp/` before the merge renames it) for a poll to see
-    # it: the SIGKILL then lands inside the save.
+    # it: the SIGKILL then lands inside the save. On a loaded machine the save can
+    # still finish between the poll and the kill (CI saw it once), so a kill that
+    # missed is one more ps restart mid-training, and the next save is tried.
     cluster = make_cluster(["--max-steps", str(MAX_STEPS), *PACED, "--ballast-mb", "16",
                             "--save-steps", "40"])
     start_and_wait_mid_training(cluster)
-    saving = wait_for(cluster.saving_checkpoint, START_SECS, "a checkpoint being saved")
-    assert cluster.kill("ps0") == -signal.SIGKILL
-    in_progress = os.path.exists(os.path.join(cluster.model_dir, saving))
-    assert in_progress, f"the save of {saving} finished before the SIGKILL landed"
-    cluster.start("ps0")
+    missed = []
+    for _ in range(_SAVE_KILL_ATTEMPTS):
+        saving = wait_for(cluster.saving_checkpoint, START_SECS, "a checkpoint being saved")
+        assert cluster.kill("ps0") == -signal.SIGKILL
+        in_progress = os.path.exists(os.path.join(cluster.model_dir, saving))
+        cluster.start("ps0")
+        if in_progress:
+            break
+        missed.append(saving)
+    else:
+        pytest.fail(f"every save finished before its SIGKILL landed: {missed}")
     codes = cluster.wait_all_exit(END_SECS)
     assert_job_succeeded(cluster, codes, MAX_STEPS)
 
