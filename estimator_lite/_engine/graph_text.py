@@ -28,6 +28,7 @@ def _to_text(message, indent=0):
     """`message` as protobuf text, with TensorFlow's writer's float format."""
     return text_format.MessageToString(message, indent=indent, **_PRINT_OPTIONS)
 
+
 class _NodeTextCache:
     """The text block of each node of the last graph printed, by serialized node."""
 
