@@ -5,6 +5,7 @@ import os
 import pytest
 
 from estimator_lite._engine.atomic_file import write_atomic
+from estimator_lite._tf import tf
 
 
 def test_bytes_and_text_replace_the_file_and_leave_no_temp(tmp_path):
@@ -18,20 +19,15 @@ def test_bytes_and_text_replace_the_file_and_leave_no_temp(tmp_path):
     assert os.listdir(tmp_path) == ["state"]
 
 
-def test_a_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
-    path = str(tmp_path / "state")
-    write_atomic(path, "old")
-    # The rename is what publishes the file: if it fails, readers keep the old one.
-    from estimator_lite._tf import tf
-
-    def broken_rename(*args, **kwargs):
-        raise OSError("disk went away")
-
-    monkeypatch.setattr(tf.io.gfile, "rename", broken_rename)
-    with pytest.raises(OSError, match="disk went away"):
-        write_atomic(path, "new")
-    with open(path) as f:
-        assert f.read() == "old"
+def test_a_failed_rename_keeps_what_the_path_held(tmp_path):
+    # A real failure: the path is a directory holding a file, so the rename that
+    # publishes the temp file fails. The path keeps what it held; the temp goes.
+    target = tmp_path / "state"
+    target.mkdir()
+    (target / "inside").write_text("old")
+    with pytest.raises(tf.errors.OpError, match="state.tmp-"):
+        write_atomic(str(target), "new")
+    assert (target / "inside").read_text() == "old"
     assert os.listdir(tmp_path) == ["state"]
 
 
