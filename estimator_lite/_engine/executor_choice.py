@@ -33,18 +33,29 @@ Either is chosen only where it is known to run the graph as the thread pool woul
 | no hook that traces steps (`ProfilerHook`)  | the single-threaded executor records no |
 |                                             | step stats                              |
 | every op that changes state in a step       | the step that meets the input's end     |
-| depends on the input (an iterator or queue  | fails at its first failing op, so ops   |
-| read), and every hook is TensorFlow's or    | that could run before the read would    |
+| depends on the input (the input_fn's own   | fails at its first failing op, so ops   |
+| iterator reads), and every hook is TensorFlow's or    | that could run before the read would    |
 | the library's or fetches nothing            | run or not by executor (a metric of a   |
 |                                             | constant would count one batch more)    |
 | no XLA (a jit scope, or auto-clustering in  | XLA's launch ops bring a Switch op      |
 | the config or TF_XLA_FLAGS)                 |                                         |
+| no op, here or in a function it runs, that  | on one thread an op waiting for another |
+| may wait on another op of its step: no      | op of its step (a dequeue before its    |
+| Python op, and only the stateful ops of     | enqueue, a py_function waiting for      |
+| `_KNOWN_STATEFUL` (variables, random draws, | another) can wait forever; an op this   |
+| tables, iterators, checkpoints, checks)     | list does not know is taken to wait     |
+
+"The input" is only what the input_fn returned (the iterator reads its features
+and labels come from, `input_fn.is_input_op`): a side dataset a model_fn reads
+itself does not end a step, so a metric of it would count one batch more on one
+executor than on the other.
 
 A user opts out with `session_config.experimental.executor_type = "DEFAULT"`.
 """
 
 import os
 
+from estimator_lite._engine import input_fn
 from estimator_lite._tf import function_graph, tf
 
 __all__ = ["CALLER_THREAD", "MAX_OPS", "SINGLE_THREADED", "scaffold_setup",
@@ -66,25 +77,48 @@ _TRACING_HOOKS = frozenset({"ProfilerHook"})
 # Hooks of these modules fetch only reads (ProfilerHook aside, above).
 _KNOWN_HOOK_MODULES = ("tensorflow.python.training.basic_session_run_hooks",
                        "estimator_lite.")
-# Ops whose failure ends a step at the input's end: iterator and queue reads.
-_INPUT_PREFIXES = ("IteratorGetNext", "QueueDequeue")
+# Stateful ops known not to wait on another op of their step: variables and their
+# updates, random draws, lookups of tables, iterators and datasets, checkpoint
+# files, checks and prints. Any other stateful op (a queue, a barrier, a stage, a
+# collective, a send or receive, a summary writer, an op this list does not know)
+# keeps the thread pool: on one thread an op that waits for another op of the same
+# step (a dequeue before the enqueue that feeds it) would wait forever.
+_KNOWN_STATEFUL = frozenset({
+    "VarHandleOp", "ReadVariableOp", "VarIsInitializedOp", "DestroyResourceOp",
+    "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
+    "ResourceGather", "ResourceGatherNd", "ResourceStridedSliceAssign",
+    "Assert", "Print", "PrintV2",
+    "HashTableV2", "MutableHashTableV2", "MutableHashTableOfTensorsV2",
+    "MutableDenseHashTableV2", "LookupTableFindV2", "LookupTableSizeV2",
+    "InitializeTableV2", "InitializeTableFromTextFileV2",
+    "SaveV2", "RestoreV2", "MergeV2Checkpoints",
+    "IteratorV2", "AnonymousIteratorV2", "AnonymousIteratorV3", "OneShotIterator",
+    "MakeIterator", "DeleteIterator", "IteratorToStringHandle", "IteratorGetNext"})
+_KNOWN_STATEFUL_PREFIXES = (
+    "ResourceApply", "ResourceSparseApply", "ResourceScatter", "Random",
+    "TruncatedNormal", "ParameterizedTruncatedNormal", "Multinomial",
+    "StatefulStandardNormal", "StatefulUniform", "StatefulTruncatedNormal",
+    "StatefulRandomBinomial")
+# Python ops run user code that may wait on anything (even a "stateless" one).
+_PYTHON_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
 # Stateful ops that change no state a later step or the user sees: reads, handles,
-# iterators, random draws (at the input's end nothing draws after them).
+# the input's own reads, random draws (at the input's end nothing draws after them).
 _READS = frozenset({"ReadVariableOp", "VarHandleOp", "VarIsInitializedOp",
                     "ResourceGather", "ResourceGatherNd", "Assert", "HashTableV2",
                     "MutableHashTableV2", "MutableHashTableOfTensorsV2",
-                    "MutableDenseHashTableV2", "FIFOQueueV2", "RandomShuffleQueueV2",
-                    "PaddingFIFOQueueV2", "PriorityQueueV2", "QueueSizeV2"})
-_READ_PREFIXES = ("Iterator", "AnonymousIterator", "MultiDeviceIterator", "OneShotIterator",
-                  "MakeIterator", "Random", "Stateless", "TruncatedNormal", "Multinomial",
-                  "ParameterizedTruncatedNormal", "LookupTableFind", "LookupTableSize",
-                  "QueueDequeue")
+                    "MutableDenseHashTableV2", "LookupTableFindV2", "LookupTableSizeV2",
+                    "IteratorV2", "AnonymousIteratorV2", "AnonymousIteratorV3",
+                    "OneShotIterator", "IteratorToStringHandle"})
+_READ_PREFIXES = ("Random", "TruncatedNormal", "ParameterizedTruncatedNormal",
+                  "Multinomial")
 # Ops that run functions of the graph's library, and which of their inputs feed
 # each function's arguments (from this input on; an If's or Case's first input
 # picks the branch).
 _FUNCTIONAL_OPS = {"If": 1, "StatelessIf": 1, "Case": 1, "StatelessCase": 1,
                    "While": 0, "StatelessWhile": 0, "PartitionedCall": 0,
                    "StatefulPartitionedCall": 0}
+# Functions calling functions deeper than this keep the thread pool (unseen).
+_MAX_FUNCTION_DEPTH = 8
 # Node attributes of ops XLA compiles (tf.xla.experimental.jit_scope sets them).
 _XLA_ATTRS = ("_XlaCompile", "_XlaScope")
 
@@ -216,7 +250,7 @@ def _function_graphs(op):
 
 def _pulls_input(op):
     """Whether `op` is an input op, or runs a function that contains one."""
-    if op.type.startswith(_INPUT_PREFIXES):
+    if input_fn.is_input_op(op):
         return True
     if op.type not in _FUNCTIONAL_OPS:
         return False
@@ -254,9 +288,33 @@ def _ancestors(ops):
 
 
 def _changes_state(op):
-    if not op.op_def.is_stateful or op.type in _READS or "Dataset" in op.type:
+    """Whether `op` changes state a later step or the user sees (an iterator
+    read other than the input's own advances a side iterator)."""
+    if not _is_stateful(op) or op.type in _READS or "Dataset" in op.type:
         return False  # a dataset op builds a dataset (its state is the iterator's)
+    if input_fn.is_input_op(op):
+        return False
     return not op.type.startswith(_READ_PREFIXES)
+
+
+def _is_stateful(op):
+    """op_def.is_stateful; a call of a library function has no registered op_def,
+    and counts as stateful (what it runs is checked apart)."""
+    try:
+        return op.op_def.is_stateful
+    except (KeyError, ValueError, AttributeError):
+        return True
+
+
+def _may_wait(op):
+    """Whether `op` may wait on another op of its step (or is unknown): a Python
+    op, or a stateful op outside `_KNOWN_STATEFUL`."""
+    if op.type in _PYTHON_OPS:
+        return True
+    if op.type in _FUNCTIONAL_OPS or not _is_stateful(op):
+        return False
+    return not (op.type in _KNOWN_STATEFUL or "Dataset" in op.type
+                or op.type.startswith(_KNOWN_STATEFUL_PREFIXES))
 
 
 def _needs_input(op, memo):
@@ -296,7 +354,23 @@ def _graph_shape(graph):
             return None
         if op.type in _CONTROL_FLOW_OPS:
             shape = _CONTROL_FLOW
+        if not _runs_on_one_thread(op):
+            return None
     return shape
+
+
+def _runs_on_one_thread(op, depth=0):
+    """Whether `op`, and every op of the functions it runs, cannot wait on
+    another op of its step (`_may_wait`); a function that cannot be seen fails."""
+    if _may_wait(op):
+        return False
+    if op.type not in _FUNCTIONAL_OPS:
+        return True
+    bodies = _function_graphs(op)
+    if depth > _MAX_FUNCTION_DEPTH or any(body is None for body in bodies):
+        return False
+    return all(_runs_on_one_thread(inner, depth + 1)
+               for body in bodies for inner in body.get_operations())
 
 
 def _on_the_one_cpu(device):

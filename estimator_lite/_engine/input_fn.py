@@ -8,11 +8,13 @@ the session's local init op. `parse_input_fn_result` is tf.estimator's own readi
 """
 
 import collections
+import weakref
 
 from estimator_lite._tf import DATASET_TYPES, tf
 
-__all__ = ["DatasetInitializerHook", "Input", "ends", "parse_input_fn_result",
-           "parse_iterator_result", "split_input", "scaffold_with_input",
+__all__ = ["DatasetInitializerHook", "Input", "ends", "is_input_op",
+           "parse_input_fn_result", "parse_iterator_result", "split_input",
+           "scaffold_with_input",
            "static_batch_size"]
 
 
@@ -43,8 +45,41 @@ def split_input(result):
             raise ValueError("input_fn must return features, (features, labels) or a "
                              "Dataset of them; got a sequence of length "
                              f"{len(result)}")
-        return Input(result[0], result[1], initializer, cardinality)
-    return Input(result, None, initializer, cardinality)
+        return Input(_marked(result[0]), _marked(result[1]), initializer, cardinality)
+    return Input(_marked(result), None, initializer, cardinality)
+
+
+# The ops that read the input_fn's input (an iterator's get-next) in graphs built
+# here, held weakly so that a graph's ops go with it.
+_INPUT_OPS = weakref.WeakSet()
+
+
+def _marked(tensors):
+    """`tensors` (an input_fn's features or labels), their input ops noted.
+
+    The input ops are the iterator reads among what `tensors` are computed from:
+    a step that meets the input's end fails there (`is_input_op`). A model_fn's
+    own side iterator is not among them.
+    """
+    flat = tf.nest.flatten(tensors, expand_composites=True)
+    stack = [t.op for t in flat if isinstance(t, tf.Tensor)]
+    seen = set()
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.type.startswith("IteratorGetNext"):
+            _INPUT_OPS.add(op)
+        else:
+            stack += [t.op for t in op.inputs] + list(op.control_inputs)
+    return tensors
+
+
+def is_input_op(op):
+    """Whether `op` reads the input of an input_fn result turned into an Input or
+    features here (not a model_fn's side iterator)."""
+    return op in _INPUT_OPS
 
 
 class DatasetInitializerHook(tf.train.SessionRunHook):
@@ -108,7 +143,7 @@ def parse_input_fn_result(result):
         hooks.append(DatasetInitializerHook(iterator))
         result = iterator.get_next()
     features, labels = parse_iterator_result(result)
-    return features, labels, hooks
+    return _marked(features), _marked(labels), hooks
 
 
 def ends(features):

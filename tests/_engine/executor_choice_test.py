@@ -8,6 +8,7 @@ metrics, predictions and summaries to the bit.
 
 import json
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite._engine import executor_choice
+from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._pycompat import zip_strict
 
 tf1 = tf.compat.v1
@@ -32,8 +34,10 @@ def _small_graph():
     graph = tf.Graph()
     with graph.as_default():
         x = np.arange(24, dtype=np.float32).reshape(12, 2)
-        features = tf1.data.make_one_shot_iterator(
-            tf.data.Dataset.from_tensor_slices(x).batch(4)).get_next()
+        # The Estimator's own input, as an input_fn's dataset becomes it.
+        inputs = input_fn_lib.split_input(tf.data.Dataset.from_tensor_slices(x).batch(4))
+        features = inputs.features
+        tf1.add_to_collection(tf1.GraphKeys.LOCAL_INIT_OP, inputs.initializer)
         weight = tf1.get_variable("w", [2, 1], initializer=tf1.zeros_initializer())
         loss = tf.reduce_mean(tf.matmul(features, weight))
         tf1.train.GradientDescentOptimizer(0.1).minimize(loss)
@@ -268,7 +272,8 @@ def _counting_loop(count_after_input):
         iterator = tf1.data.make_one_shot_iterator(tf.data.Dataset.range(10))
 
         def body(i):
-            element = iterator.get_next()
+            # Read as the library reads an input_fn's tensors (a multi-step loop).
+            element = input_fn_lib.split_input(iterator.get_next()).features
             waits = [element] if count_after_input else []
             with tf.control_dependencies(waits):
                 count = counter.assign_add(1)
@@ -414,3 +419,145 @@ def test_reads_beside_the_train_op_see_the_weights_before_the_step(tmp_path, wit
     for values, weights in zip_strict(logged, before):
         assert values["early"] == values["late"] == weights[0, 0]
         np.testing.assert_array_equal(values["w"], weights)
+
+
+# Issue 39, items 1-3: model_fns whose ops wait on each other, or read a second
+# dataset of their own, keep the thread pool and give the thread pool's result.
+
+class _SessionExecutor(tf1.train.SessionRunHook):
+    """Notes the (executor_type, inter_op threads) each session was created with."""
+
+    def __init__(self):
+        self.settings = []
+
+    def after_create_session(self, session, coord):
+        del coord
+        self.settings.append(_setting(session._config))  # noqa: SLF001
+
+
+def _run_within(seconds, fn):
+    """fn()'s result; fails the test (instead of hanging it) after `seconds`."""
+    box = {}
+
+    def target():
+        try:
+            box["result"] = fn()
+        except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread
+            box["error"] = e
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"did not finish within {seconds} s (a hang)"
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _batches_input_fn():
+    # Batch i holds the value i + 1 everywhere: each step's features differ.
+    x = np.repeat(np.arange(1, 9, dtype=np.float32), 8).reshape(32, 2)
+    return tf.data.Dataset.from_tensor_slices((x, np.ones((32, 1), np.float32))).batch(4)
+
+
+def _linear(features, labels, extra_loss=0.0, extra_ops=()):
+    weight = tf1.get_variable("w", [2, 1], initializer=tf1.zeros_initializer())
+    loss = tf.reduce_mean(tf.square(tf.matmul(features, weight) - labels)) + extra_loss
+    step = tf1.train.GradientDescentOptimizer(0.01).minimize(
+        loss, global_step=tf1.train.get_global_step())
+    return loss, tf.group(step, *extra_ops)
+
+
+@pytest.mark.tf2
+def test_a_queue_filled_and_drained_in_one_step_keeps_the_thread_pool(tmp_path):
+    """A replay buffer: each step enqueues its batch and dequeues one, with no
+    dependency between the two. On one thread the dequeue could run first and
+    wait forever; tf.estimator trains."""
+    def model_fn(features, labels, mode):
+        buffer = tf1.FIFOQueue(10, [tf.float32], shapes=[[4, 2]])
+        replayed = buffer.dequeue()
+        loss, train_op = _linear(features, labels, 0.0 * tf.reduce_sum(replayed),
+                                 [buffer.enqueue([features])])
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    watch = _SessionExecutor()
+    estimator = el.Estimator(model_fn, model_dir=str(tmp_path))
+    _run_within(120, lambda: estimator.train(_batches_input_fn, hooks=[watch]))
+    assert estimator.get_variable_value("global_step") == 8
+    assert watch.settings == [("", 0)]
+
+
+@pytest.mark.tf2
+def test_python_ops_that_wait_on_each_other_keep_the_thread_pool(tmp_path):
+    """Two tf.py_functions of one step, the consumer waiting for the producer:
+    every step's consumer sees that step's value (on one thread in the wrong
+    order it would wait out its cap, then see the step before's)."""
+    produced = threading.Event()
+    box, seen = {}, []
+
+    def produce(x):
+        box["sum"] = float(x.numpy().sum())
+        produced.set()
+        return np.float32(0)
+
+    def consume(labels):
+        del labels  # read so that both ops follow the input: only the wait orders them
+        waited = produced.wait(20)
+        produced.clear()
+        seen.append(box["sum"] if waited else None)
+        return np.float32(0)
+
+    def model_fn(features, labels, mode):
+        extra = (tf.py_function(produce, [features], tf.float32)
+                 + tf.py_function(consume, [labels], tf.float32))
+        loss, train_op = _linear(features, labels, extra)
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    watch = _SessionExecutor()
+    estimator = el.Estimator(model_fn, model_dir=str(tmp_path))
+    # steps=8: a ninth step would meet the input's end with its consumer waiting.
+    _run_within(120, lambda: estimator.train(_batches_input_fn, steps=8, hooks=[watch]))
+    assert seen == [8.0 * step for step in range(1, 9)]  # 4x2 values of step i
+    assert watch.settings == [("", 0)]
+
+
+@pytest.mark.tf2
+def test_a_metric_of_a_second_dataset_counts_every_batch_once(tmp_path):
+    """A model_fn that reads a side dataset of its own (not the input_fn's) and
+    averages it: only the input_fn's iterator is the input; evaluation keeps the
+    thread pool and a mean of ones is one, every time."""
+    def model_fn(features, labels, mode):
+        side = tf1.data.make_one_shot_iterator(
+            tf.data.Dataset.from_tensors(1.0).repeat()).get_next()
+        loss, train_op = _linear(features, labels)
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op,
+                                eval_metric_ops={"side": tf1.metrics.mean(side)})
+
+    def eval_input_fn():  # 20 examples in batches of 3: the last step meets the end
+        return tf.data.Dataset.from_tensor_slices(
+            (np.ones((20, 2), np.float32), np.ones((20, 1), np.float32))).batch(3)
+
+    watch = _SessionExecutor()
+    estimator = el.Estimator(model_fn, model_dir=str(tmp_path))
+    estimator.train(_batches_input_fn, steps=1)
+    means = [estimator.evaluate(eval_input_fn, hooks=[watch])["side"] for _ in range(4)]
+    assert means == [1.0] * 4
+    assert watch.settings == [("", 0)] * 4
+
+
+@pytest.mark.tf2
+def test_an_input_fn_returning_its_iterators_tensors_is_the_input(tmp_path):
+    """A TF1-style input_fn returning a one-shot iterator's tensors: those reads are
+    the input, so a small model still runs on one thread."""
+    def input_fn():
+        return tf1.data.make_one_shot_iterator(_batches_input_fn()).get_next()
+
+    def model_fn(features, labels, mode):
+        loss, train_op = _linear(features, labels)
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    watch = _SessionExecutor()
+    estimator = el.Estimator(model_fn, model_dir=str(tmp_path))
+    estimator.train(input_fn, hooks=[watch])
+    assert estimator.get_variable_value("global_step") == 8
+    assert watch.settings == [(SINGLE, 0)]
