@@ -33,6 +33,7 @@ from estimator_lite._engine import (
     predict_loop,
     roles,
     state_updates,
+    step_loop,
     train_setup,
     validation,
     warm_start,
@@ -251,10 +252,8 @@ class Estimator:
             logging.info("Skipping training: max_steps=%d already reached.", max_steps)
             return self
         runner = runner_lib.for_strategy(config.train_distribute)
-        graph = self._new_graph()
-        with graph.as_default(), runner.placement(self._device_fn()):
-            session = self._build_train_session(runner, input_fn, hooks, listeners,
-                                                max_steps)
+        graph, session = self._build_train_graph(runner, input_fn, hooks, listeners,
+                                                 max_steps)
         if session is None:  # reached while building: no hook has begun
             return self
         with graph.as_default():
@@ -262,6 +261,24 @@ class Estimator:
             last = session.run(stop_at, target_step_fn=target_step)
         logging.info("Training finished at global step %d.", last)
         return self
+
+    def _build_train_graph(self, runner, input_fn, hooks, listeners, max_steps):
+        """(graph, TrainSession or None) of a new training graph.
+
+        A multi-step loop that cannot hold the model_fn (`step_loop.
+        LoopUnsupportedError`) is warned about once, and the graph is built again
+        with one step per session call (the input_fn and model_fn are called again).
+        """
+        steps_per_loop = self._config.experimental_steps_per_loop
+        while True:
+            graph = self._new_graph()
+            try:
+                with graph.as_default(), runner.placement(self._device_fn()):
+                    return graph, self._build_train_session(
+                        runner, input_fn, hooks, listeners, max_steps, steps_per_loop)
+            except step_loop.LoopUnsupportedError as e:
+                step_loop.warn_fallback(steps_per_loop, e.reason)
+                steps_per_loop = 1
 
     def _reached_while_building(self, max_steps):
         """Whether a non-chief task's max_steps was reached while it built its graph.
@@ -280,14 +297,15 @@ class Estimator:
                      "this task built its graph.", max_steps)
         return True
 
-    def _build_train_session(self, runner, input_fn, hooks, listeners, max_steps):
+    def _build_train_session(self, runner, input_fn, hooks, listeners, max_steps,
+                             steps_per_loop):
         """The TrainSession over a new training graph, or None when a non-chief
         task's max_steps was reached meanwhile (see `_reached_while_building`)."""
         config = self._config
         global_step = tf.train.get_or_create_global_step()
         built = runner.build_train(
             lambda ctx: self._input_fn_result(input_fn, ModeKeys.TRAIN, ctx),
-            self._call_train_model_fn, global_step, config.experimental_steps_per_loop)
+            self._call_train_model_fn, global_step, steps_per_loop)
         if self._reached_while_building(max_steps):
             return None
         if self._warm_start is not None and config.is_chief:

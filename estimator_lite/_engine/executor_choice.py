@@ -33,10 +33,10 @@ Either is chosen only where it is known to run the graph as the thread pool woul
 | no hook that traces steps (`ProfilerHook`)  | the single-threaded executor records no |
 |                                             | step stats                              |
 | every op that changes state in a step       | the step that meets the input's end     |
-| depends on the input (the input_fn's own   | fails at its first failing op, so ops   |
-| iterator reads), and every hook is TensorFlow's or    | that could run before the read would    |
-| the library's or fetches nothing            | run or not by executor (a metric of a   |
-|                                             | constant would count one batch more)    |
+| depends on the input (the input_fn's own    | fails at its first failing op, so ops   |
+| iterator reads), and every hook is          | that could run before the read would    |
+| TensorFlow's or the library's or fetches    | run or not by executor (a metric of a   |
+| nothing                                     | constant would count one batch more)    |
 | no XLA (a jit scope, or auto-clustering in  | XLA's launch ops bring a Switch op      |
 | the config or TF_XLA_FLAGS)                 |                                         |
 | no op, here or in a function it runs, that  | on one thread an op waiting for another |

@@ -16,9 +16,27 @@ was finite, and the model_fn's summaries of the last step merged into one
 string. A hook asking for the loss (or the train op) gets the loop's; a hook
 asking for any other tensor of the body is an error naming it (see `LoopHook`).
 
-Where a loop cannot be built, training takes one step per session call with a
-one-line warning: an input_fn returning tensors rather than
-a Dataset (nothing to pull from inside a loop), or a replicating strategy.
+Where a loop cannot give K single steps' result, training takes one step per
+session call with a one-line warning naming the cause: an input_fn returning
+tensors rather than a Dataset (nothing to pull from inside a loop), a replicating
+strategy, or a model_fn construct that a loop's body changes (`LoopUnsupportedError`,
+raised while the loop is built; the Estimator then builds its graph again with
+one step per call):
+
+* random ops drawn inside the body while `tf_random_seed` is set (TensorFlow
+  numbers an op's seed by its position in its graph, and the body is a graph of
+  its own: the draws would differ from single steps');
+* state changes in the body that its train op does not run (layer updates a
+  model_fn leaves ungrouped: Keras BatchNormalization statistics, Keras Dropout's
+  seed counter, `tf.compat.v1.layers.batch_normalization` without UPDATE_OPS);
+* a Scaffold with a Saver, init or ready ops, or an init_fn of the model_fn's
+  (built inside the body, where the session cannot run them);
+* placeholders of the model_fn (a hook feeding them feeds once per loop);
+* a model_fn the body cannot hold at all (reference variables, a variable's
+  initializer replaced by `init_from_checkpoint`): its error is named.
+
+The loop also stops when the global step reaches the train() call's target, so a
+train op that moves the global step by more than one stops where single steps do.
 """
 
 import collections
@@ -26,16 +44,45 @@ import collections
 from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._tf import DATASET_TYPES, logging, tf
 
-__all__ = ["TrainLoop", "LoopHook", "build_train_loop", "check_replicated",
-           "maybe_build_train_loop", "translate_fetches"]
+__all__ = ["LoopUnsupportedError", "TrainLoop", "LoopHook", "build_train_loop",
+           "check_replicated", "maybe_build_train_loop", "translate_fetches",
+           "warn_fallback"]
 
 # The loop's length placeholder's name (its default is the configured K).
 LENGTH_NAME = "steps_in_loop"
+# The placeholder of the global step the loop stops at (default: none).
+STOP_AT_NAME = "loop_stop_at_step"
+NO_STOP = 2 ** 63 - 1
+# Ops that draw from a random generator of their own (seeded by op seed).
+_RANDOM_PREFIXES = ("Random", "TruncatedNormal", "ParameterizedTruncatedNormal",
+                    "Multinomial")
+# Ops that change a variable, whose result a later step sees.
+_WRITE_PREFIXES = ("Assign", "ResourceApply", "ResourceSparseApply", "ResourceScatter",
+                   "ScatterUpdate", "ScatterAdd", "ScatterSub")
+# Scaffold fields a model_fn may set; set inside a loop's body they would hold ops
+# of the body.
+_SCAFFOLD_FIELDS = ("init_op", "init_feed_dict", "init_fn", "ready_op",
+                    "ready_for_local_init_op", "local_init_op", "saver")
+
+
+class LoopUnsupportedError(Exception):
+    """A multi-step loop cannot give K single steps' result for this model_fn.
+
+    Raised while the loop is built; the caller builds the training graph again
+    with one step per session call, after `warn_fallback`.
+
+    Attributes:
+      reason: what the loop cannot hold, for the warning.
+    """
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
 
 
 class TrainLoop(collections.namedtuple(
         "TrainLoop", ["spec", "length", "steps_per_loop", "guard_parts", "fetch_map",
-                      "input", "body_graph"])):
+                      "input", "body_graph", "stop_at"])):
     """The training graph of a multi-step loop.
 
     Fields:
@@ -49,10 +96,12 @@ class TrainLoop(collections.namedtuple(
       input: an `input_fn.Input` (features and labels of the body; the iterator's
         initializer).
       body_graph: the graph of the loop's body (where the model_fn ran).
+      stop_at: the int64 placeholder of the global step at which the loop stops
+        (default: none), fed with train()'s target step.
     """
 
 
-def _warn_fallback(steps_per_loop, reason):
+def warn_fallback(steps_per_loop, reason):
     """Logs the one-line warning of a fallback to one step per session call."""
     logging.warning("experimental_steps_per_loop=%d ignored, training one step per "
                     "session call: %s.", steps_per_loop, reason)
@@ -61,7 +110,7 @@ def _warn_fallback(steps_per_loop, reason):
 def check_replicated(steps_per_loop):
     """Warns that a replicating strategy trains one step per call whatever K."""
     if steps_per_loop > 1:
-        _warn_fallback(steps_per_loop, "a replicating train_distribute strategy runs "
+        warn_fallback(steps_per_loop, "a replicating train_distribute strategy runs "
                        "one step per session call")
 
 
@@ -82,7 +131,7 @@ def maybe_build_train_loop(steps_per_loop, input_result, train_model_fn, global_
     if steps_per_loop == 1:
         return None
     if not isinstance(input_result, DATASET_TYPES):
-        _warn_fallback(steps_per_loop, "the input_fn returned tensors, not a "
+        warn_fallback(steps_per_loop, "the input_fn returned tensors, not a "
                        "tf.data.Dataset, so a loop has no iterator to pull from")
         return None
     return build_train_loop(input_result, train_model_fn, global_step, steps_per_loop)
@@ -104,6 +153,8 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
     iterator = tf.data.make_initializable_iterator(dataset)
     length = tf.placeholder_with_default(tf.constant(steps_per_loop, tf.int32), [],
                                          name=LENGTH_NAME)
+    stop_at = tf.placeholder_with_default(tf.constant(NO_STOP, tf.int64), [],
+                                          name=STOP_AT_NAME)
     traced = {}
     outer_summaries = list(tf.get_collection(tf.GraphKeys.SUMMARIES))
 
@@ -123,16 +174,32 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
             # On the loss as it is: a float64 loss may not fit float32.
             ok = (tf.reduce_all(tf.is_finite(spec.loss)) if spec.loss.dtype.is_floating
                   else tf.constant(True))
-        return i + 1, tf.logical_and(finite, ok), step_loss, merged
+        outputs = (i + 1, tf.logical_and(finite, ok), step_loss, merged)
+        traced["outputs"] = outputs
+        return outputs
 
     def cond(i, finite, loss, summary):
         del loss, summary
-        return tf.logical_and(i < length, finite)
+        # Read after the step before (`finite` waits for its train op): a train op
+        # moving the global step by more than one stops where single steps stop.
+        with tf.control_dependencies([finite]):
+            step = tf.cast(tf.identity(global_step), tf.int64)
+        return tf.logical_and(tf.logical_and(i < length, finite), step < stop_at)
 
-    _, finite, loss, summary = tf.while_loop(
-        cond, body, [tf.constant(0), tf.constant(True), tf.constant(0.0, tf.float32),
-                     tf.constant("", tf.string)],
-        parallel_iterations=1, name="train_loop")
+    try:
+        _, finite, loss, summary = tf.while_loop(
+            cond, body, [tf.constant(0), tf.constant(True),
+                         tf.constant(0.0, tf.float32), tf.constant("", tf.string)],
+            parallel_iterations=1, name="train_loop")
+    except (TypeError, ValueError, KeyError) as e:
+        # The body cannot hold this model_fn; one step per call may (or raises
+        # the same error where the user expects it).
+        raise LoopUnsupportedError(
+            f"the model_fn cannot run inside a loop ({type(e).__name__}: "
+            f"{_first_line(e)})") from e
+    reason = _fallback_reason(traced, tf.get_default_graph())
+    if reason is not None:
+        raise LoopUnsupportedError(reason)
     _restore_summaries(outer_summaries, summary if traced["summaries"] else None,
                        any(s.op.name == "loss" for s in traced["summaries"]))
     spec = traced["spec"]
@@ -148,7 +215,63 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
     return TrainLoop(loop_spec, length, steps_per_loop, (loop_op, finite), fetch_map,
                      input_fn_lib.Input(traced["features"], traced["labels"],
                                         iterator.initializer, None),
-                     traced["graph"])
+                     traced["graph"], stop_at)
+
+
+def _first_line(error):
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _fallback_reason(traced, outer_graph):
+    """Why the built loop would not give single steps' result, or None."""
+    spec, body = traced["spec"], traced["graph"]
+    scaffold = spec.scaffold
+    fields = [f for f in _SCAFFOLD_FIELDS if getattr(scaffold, f, None) is not None]
+    if fields:
+        return (f"the model_fn's Scaffold sets {', '.join(fields)}, built inside the "
+                "loop where the session cannot run it")
+    # The body's arguments (loop variables, captured tensors) are placeholders too.
+    arguments = {t.op for t in getattr(body, "inputs", ())}
+    placeholders = [op.name for op in body.get_operations()
+                    if op.type in ("Placeholder", "PlaceholderWithDefault")
+                    and op not in arguments]
+    if placeholders:
+        return (f"the model_fn creates placeholders ({_names(placeholders)}), which a "
+                "loop feeds once per K steps")
+    if outer_graph.seed is not None:
+        random = [op.name for op in body.get_operations()
+                  if op.type.startswith(_RANDOM_PREFIXES)]
+        if random:
+            return (f"tf_random_seed is set and the model_fn draws random numbers "
+                    f"inside the loop ({_names(random)}): TensorFlow seeds such an op by "
+                    "its position in its graph, so the draws would differ from single "
+                    "steps'")
+    unrun = _writes_not_run(body, traced["outputs"])
+    if unrun:
+        return (f"the model_fn makes variable writes its train op does not run "
+                f"({_names(unrun)}: ungrouped layer updates, or an "
+                "init_from_checkpoint), which single steps leave to the session; "
+                "group layer updates into the train op (UPDATE_OPS) to loop")
+    return None
+
+
+def _names(names, most=3):
+    shown = ", ".join(repr(n) for n in names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _writes_not_run(body, outputs):
+    """The body's variable writes that its outputs do not need (run by nothing)."""
+    seen, stack = set(), [t.op for t in outputs]
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        stack += [t.op for t in op.inputs] + list(op.control_inputs)
+    return [op.name for op in body.get_operations()
+            if op.type.startswith(_WRITE_PREFIXES) and op not in seen]
 
 
 def _restore_summaries(outer, merged, has_loss):

@@ -269,7 +269,7 @@ class TrainSession:
         self._run_step = session.make_callable(self._guard)
         if self._loop is not None:
             self._run_short_loop = session.make_callable(
-                self._guard, feed_list=[self._loop.length])
+                self._guard, feed_list=[self._loop.length, self._loop.stop_at])
         step = int(session.run(self._global_step))
         # Saved at session creation (as TF's CheckpointSaverHook does), before the
         # user's hooks see the session: listeners rely on that first call (the
@@ -360,13 +360,19 @@ class TrainSession:
         global step."""
         length = self._loop_length(last_step)
         extra = self._extra_fetches(last_step + length)
-        full = length == self._loop.steps_per_loop
+        # With a target step the loop also stops there (a train op may move the
+        # global step by more than one); without one, a full loop feeds nothing.
+        stop_at = self._target_step
+        full = length == self._loop.steps_per_loop and stop_at is None
+        if stop_at is None:
+            stop_at = step_loop.NO_STOP
         if not self._hooks and not extra:
-            step = self._run_step() if full else self._run_short_loop(length)
+            step = self._run_step() if full else self._run_short_loop(length, stop_at)
             self._after_step(step, None)
         else:
             step = self._run_with_hooks(
-                extra, None if full else {self._loop.length: length},
+                extra, None if full else {self._loop.length: length,
+                                          self._loop.stop_at: stop_at},
                 self._run_step_only if full else None)
         if step == _NAN_STEP:
             at = int(self._session.run(self._global_step))
