@@ -147,4 +147,18 @@ def function_graph(graph, name):
 __all__ = ["DATASET_TYPES", "ProtoDecodeError", "TENSOR_TYPES", "VARIABLE_TYPES",
            "TENSORBOARD_HINT", "add_control_inputs", "tensorboard_hint",
            "feature_transformation_cache", "function_graph", "gfile_glob", "logging",
-           "raw_op", "tf"]
+           "onednn_rewrites_on", "raw_op", "tf"]
+
+
+def onednn_rewrites_on():
+    """Whether TensorFlow rewrites graphs for oneDNN (fused kernels).
+
+    On by default on x86 builds since TF 2.9 (off with TF_ENABLE_ONEDNN_OPTS=0).
+    TensorFlow exports no public query; its private `_pywrap_util_port.IsMklEnabled`
+    answers. False where a release lacks it (TF 1.15's builds have no such rewrites).
+    """
+    try:
+        from tensorflow.python.util import _pywrap_util_port  # noqa: PLC0415
+    except ImportError:
+        return False
+    return bool(_pywrap_util_port.IsMklEnabled())

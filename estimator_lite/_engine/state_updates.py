@@ -155,11 +155,29 @@ def _is_dangling(op, control_outputs):
 
 
 def _target_op(assign_op):
-    """The op that produces the variable (handle or ref) `assign_op` writes."""
+    """The op that produces the variable (handle or ref) `assign_op` writes.
+
+    Inside a function's graph (a multi-step loop's body) a variable created
+    outside is a captured placeholder: the op is the captured tensor's, outside.
+    """
     source = assign_op.inputs[0].op
-    while source.type in _PASS_THROUGH_OP_TYPES and source.inputs:
-        source = source.inputs[0].op
-    return source
+    while True:
+        while source.type in _PASS_THROUGH_OP_TYPES and source.inputs:
+            source = source.inputs[0].op
+        outer = _captured(source)
+        if outer is None:
+            return source
+        source = outer.op
+
+
+def _captured(op):
+    """The outer tensor a function graph's placeholder `op` captures, or None."""
+    if op.type != "Placeholder":
+        return None
+    for outer, inner in getattr(op.graph, "captures", ()):
+        if getattr(inner, "op", None) is op:
+            return outer
+    return None
 
 
 def variable_op(variable):

@@ -26,14 +26,17 @@ one step per call):
 * random ops drawn inside the body while `tf_random_seed` is set (TensorFlow
   numbers an op's seed by its position in its graph, and the body is a graph of
   its own: the draws would differ from single steps');
-* state changes in the body that its train op does not run (layer updates a
-  model_fn leaves ungrouped: Keras BatchNormalization statistics, Keras Dropout's
-  seed counter, `tf.compat.v1.layers.batch_normalization` without UPDATE_OPS);
+* a variable's initializer replaced inside the body (`init_from_checkpoint` in
+  the model_fn or a TPUEstimator scaffold_fn);
 * a Scaffold with a Saver, init or ready ops, or an init_fn of the model_fn's
   (built inside the body, where the session cannot run them);
 * placeholders of the model_fn (a hook feeding them feeds once per loop);
-* a model_fn the body cannot hold at all (reference variables, a variable's
-  initializer replaced by `init_from_checkpoint`): its error is named.
+* a model_fn the body cannot hold at all (reference variables): its error is
+  named.
+
+Layer state updates a model_fn leaves ungrouped (Keras BatchNormalization
+statistics, Keras Dropout's seed counter) run in the body after each step's train
+op, as in single steps (`state_updates` sees through the body's captures).
 
 The loop also stops when the global step reaches the train() call's target, so a
 train op that moves the global step by more than one stops where single steps do.
@@ -42,7 +45,7 @@ train op that moves the global step by more than one stops where single steps do
 import collections
 
 from estimator_lite._engine import input_fn as input_fn_lib
-from estimator_lite._tf import DATASET_TYPES, logging, tf
+from estimator_lite._tf import DATASET_TYPES, logging, onednn_rewrites_on, tf
 
 __all__ = ["LoopUnsupportedError", "TrainLoop", "LoopHook", "build_train_loop",
            "check_replicated", "maybe_build_train_loop", "translate_fetches",
@@ -56,9 +59,10 @@ NO_STOP = 2 ** 63 - 1
 # Ops that draw from a random generator of their own (seeded by op seed).
 _RANDOM_PREFIXES = ("Random", "TruncatedNormal", "ParameterizedTruncatedNormal",
                     "Multinomial")
-# Ops that change a variable, whose result a later step sees.
-_WRITE_PREFIXES = ("Assign", "ResourceApply", "ResourceSparseApply", "ResourceScatter",
-                   "ScatterUpdate", "ScatterAdd", "ScatterSub")
+# oneDNN fuses a product and the bias added to it into one kernel in the session's
+# graph, not inside a loop's body: the sums round differently in the last bit.
+_PRODUCT_OPS = ("MatMul", "BatchMatMul", "Conv")
+_BIAS_OPS = frozenset({"BiasAdd", "BiasAddV1"})
 # Scaffold fields a model_fn may set; set inside a loop's body they would hold ops
 # of the body.
 _SCAFFOLD_FIELDS = ("init_op", "init_feed_dict", "init_fn", "ready_op",
@@ -174,9 +178,7 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
             # On the loss as it is: a float64 loss may not fit float32.
             ok = (tf.reduce_all(tf.is_finite(spec.loss)) if spec.loss.dtype.is_floating
                   else tf.constant(True))
-        outputs = (i + 1, tf.logical_and(finite, ok), step_loss, merged)
-        traced["outputs"] = outputs
-        return outputs
+        return i + 1, tf.logical_and(finite, ok), step_loss, merged
 
     def cond(i, finite, loss, summary):
         del loss, summary
@@ -247,13 +249,28 @@ def _fallback_reason(traced, outer_graph):
                     f"inside the loop ({_names(random)}): TensorFlow seeds such an op by "
                     "its position in its graph, so the draws would differ from single "
                     "steps'")
-    unrun = _writes_not_run(body, traced["outputs"])
-    if unrun:
-        return (f"the model_fn makes variable writes its train op does not run "
-                f"({_names(unrun)}: ungrouped layer updates, or an "
-                "init_from_checkpoint), which single steps leave to the session; "
-                "group layer updates into the train op (UPDATE_OPS) to loop")
+    fused = _fused_by_onednn(body)
+    if fused:
+        return (f"TensorFlow's oneDNN rewrites fuse products and their bias "
+                f"({_names(fused)}) in single steps' graph but not inside a loop, so "
+                "the numbers would differ in the last bits (TF_ENABLE_ONEDNN_OPTS=0 "
+                "turns the rewrites off, for single steps too)")
+    replaced = [v.op.name for v in outer_graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES)
+                if _initializer_graph(v) is body]
+    if replaced:
+        return (f"the model_fn replaces initializers inside the loop ({_names(replaced)}:"
+                " init_from_checkpoint), where the session cannot run them")
     return None
+
+
+def _fused_by_onednn(body):
+    """The body's bias additions to a product that oneDNN would fuse (none when
+    its rewrites are off)."""
+    if not onednn_rewrites_on():
+        return []
+    return [op.name for op in body.get_operations()
+            if op.type in _BIAS_OPS
+            and any(t.op.type.startswith(_PRODUCT_OPS) for t in op.inputs)]
 
 
 def _names(names, most=3):
@@ -261,17 +278,10 @@ def _names(names, most=3):
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
-def _writes_not_run(body, outputs):
-    """The body's variable writes that its outputs do not need (run by nothing)."""
-    seen, stack = set(), [t.op for t in outputs]
-    while stack:
-        op = stack.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        stack += [t.op for t in op.inputs] + list(op.control_inputs)
-    return [op.name for op in body.get_operations()
-            if op.type.startswith(_WRITE_PREFIXES) and op not in seen]
+def _initializer_graph(variable):
+    """The graph of a variable's initializer op (None when it has none)."""
+    initializer = getattr(variable, "initializer", None)
+    return getattr(initializer, "graph", None)
 
 
 def _restore_summaries(outer, merged, has_loss):
@@ -338,6 +348,12 @@ class LoopHook(tf.train.SessionRunHook):
 
     def before_run(self, run_context):
         args = self.hook.before_run(run_context)
+        if args is not None and args.feed_dict:
+            # A feed holds for a whole loop: K steps would see what one step was fed.
+            raise ValueError(
+                f"{type(self.hook).__name__} feeds {len(args.feed_dict)} tensor(s) in "
+                "before_run, but a multi-step loop runs several steps per feed; set "
+                "RunConfig(experimental_steps_per_loop=1) to train with this hook")
         if args is None or args.fetches is None:
             return args
         return tf.train.SessionRunArgs(
