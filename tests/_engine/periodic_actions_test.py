@@ -94,3 +94,44 @@ def test_no_meta_graph_when_the_policy_says_so(tmp_path):
     _saved_graph(str(tmp_path), save_graph_def=False)
     assert not list(tmp_path.glob("*.meta*"))
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-3")
+
+
+def _meta_collection(path, key):
+    """The values of collection `key` in the MetaGraphDef at `path`, or None."""
+    meta_graph = tf.MetaGraphDef()
+    with open(path, "rb") as f:
+        meta_graph.ParseFromString(f.read())
+    if key not in meta_graph.collection_def:
+        return None
+    return [value.decode() for value in meta_graph.collection_def[key].bytes_list.value]
+
+
+def test_a_collection_changed_after_a_save_reaches_the_later_meta_files(tmp_path):
+    """The graph is finalized, but a listener can still append to a collection
+    (get_collection_ref); TensorFlow's Saver exports the .meta at every save, so
+    later .meta files hold the change. Unchanged collections: the same bytes."""
+
+    class Appends(tf.train.CheckpointSaverListener):
+        def after_save(self, session, global_step_value):
+            if global_step_value < 3:
+                tf.get_collection_ref("saved_steps").append(f"step-{global_step_value}")
+
+    graph = tf.Graph()
+    with graph.as_default():
+        weight = tf.get_variable("w", [3], initializer=tf.ones_initializer())
+        saver = tf.train.Saver()
+        graph.finalize()
+        checkpoint_saver = periodic_actions.CheckpointSaver(
+            periodic_actions.CheckpointPolicy(str(tmp_path), save_steps=1,
+                                              listeners=[Appends()]))
+        with tf.Session(graph=graph) as session:
+            session.run(weight.initializer)
+            for step in (1, 2, 3, 4):
+                checkpoint_saver.save(session, saver, step)
+    metas = {step: str(tmp_path / f"model.ckpt-{step}.meta") for step in (1, 2, 3, 4)}
+    assert _meta_collection(metas[1], "saved_steps") is None
+    assert _meta_collection(metas[2], "saved_steps") == ["step-1"]
+    assert _meta_collection(metas[3], "saved_steps") == ["step-1", "step-2"]
+    assert _meta_collection(metas[4], "saved_steps") == ["step-1", "step-2"]
+    with open(metas[3], "rb") as third, open(metas[4], "rb") as fourth:
+        assert third.read() == fourth.read()
