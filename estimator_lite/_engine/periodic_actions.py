@@ -28,29 +28,83 @@ from estimator_lite._engine.timer import Timer
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import logging, tf
 
-__all__ = ["NOT_CHECKPOINTED", "CheckpointPolicy", "CheckpointSaver", "TrainSummaries",
-           "ReportProgress", "add_default_saver", "remove_checkpoint_temps"]
+__all__ = ["NOT_RESTORED", "CheckpointPolicy", "CheckpointSaver", "TrainSummaries",
+           "ReportProgress", "add_default_saver", "remove_checkpoint_temps",
+           "restoring_saver"]
 
-# Graph collection of global variables that checkpoints must leave out (e.g. the
-# early-stopping flag: restored as True it would stop a resumed run at once).
-NOT_CHECKPOINTED = "estimator_lite_not_checkpointed"
+# Graph collection of global variables that checkpoints save but a restore leaves
+# at their initial values (the early-stopping flag: saved as tf.estimator saves it,
+# but restored as True it would stop a resumed run's workers at once). Its key is
+# not a string, so a MetaGraphDef never lists it (tf.estimator's have no such key).
+NOT_RESTORED = ("estimator_lite", "not_restored")
+# The `_RestoreExcept` of the Estimator's Saver, when NOT_RESTORED is not empty.
+_RESTORERS = ("estimator_lite", "restorers")
 
 
 def add_default_saver(scaffold, max_to_keep, keep_checkpoint_every_n_hours):
     """Adds the checkpoint Saver unless the model_fn brought its own.
 
     Called once the graph is complete (after the hooks' begin()), so variables
-    that hooks create are saved too, except those in NOT_CHECKPOINTED.
+    that hooks create are saved too; those in NOT_RESTORED get a second Saver for
+    restoring everything else (see `restoring_saver`).
     """
     if scaffold.saver is not None or tf.get_collection(tf.GraphKeys.SAVERS):
         return
-    skipped = {id(v) for v in tf.get_collection(NOT_CHECKPOINTED)}
-    var_list = [v for v in tf.global_variables() if id(v) not in skipped]
-    var_list += tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS)
-    tf.add_to_collection(tf.GraphKeys.SAVERS, tf.train.Saver(
+    var_list = tf.global_variables() + tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS)
+    saver = tf.train.Saver(
         var_list=var_list, sharded=True, max_to_keep=max_to_keep,
         keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours,
-        save_relative_paths=True))
+        save_relative_paths=True)
+    tf.add_to_collection(tf.GraphKeys.SAVERS, saver)
+    listed = {id(v) for v in var_list}
+    not_restored = [v for v in tf.get_collection(NOT_RESTORED) if id(v) in listed]
+    if not_restored:
+        skipped = {id(v) for v in not_restored}
+        # Only graphs with such a variable get these ops: the others keep
+        # tf.estimator's graph.
+        with tf.name_scope("restore_except_flags"):
+            restorer = _RestoreExcept(
+                saver, tf.train.Saver([v for v in var_list if id(v) not in skipped],
+                                      sharded=True),
+                tf.variables_initializer(not_restored, name="reset_flags"))
+        tf.add_to_collection(_RESTORERS, restorer)
+
+
+def restoring_saver(saver):
+    """What restores a checkpoint for `saver`: the Estimator's Saver restores all but
+    the NOT_RESTORED variables (given to SessionManager in its place); any other
+    Saver restores itself."""
+    for restorer in tf.get_collection(_RESTORERS):
+        if restorer.saver is saver:
+            return restorer
+    return saver
+
+
+class _RestoreExcept:
+    """Restores a checkpoint of `saver` except the NOT_RESTORED variables, which
+    start from their initial values; they are uninitialised until then, so no other
+    task sees the model ready with a restored value.
+
+    Has what SessionManager calls on a Saver when it restores: `restore` and
+    `recover_last_checkpoints` (the Saver's, which deletes old checkpoints).
+    """
+
+    def __init__(self, saver, restore_saver, reset):
+        """Args: saver: the Estimator's Saver; restore_saver: a Saver of its other
+        variables; reset: the op initialising the NOT_RESTORED ones."""
+        self.saver = saver
+        self._restore_saver = restore_saver
+        self._reset = reset
+
+    def restore(self, sess, save_path):
+        """Restores `save_path` into `sess`, then resets the NOT_RESTORED variables
+        (a checkpoint without them restores too)."""
+        self._restore_saver.restore(sess, save_path)
+        sess.run(self._reset)
+
+    def recover_last_checkpoints(self, checkpoint_paths):
+        """The Estimator's Saver takes over the checkpoints to keep."""
+        self.saver.recover_last_checkpoints(checkpoint_paths)
 
 
 def remove_checkpoint_temps(checkpoint_dir):
