@@ -6,7 +6,10 @@ boolean variable (on the ps in a cluster) and stops. Every other worker reads th
 variable on the same schedule and stops too. The chief's run then ends normally, so
 it writes the completion marker and the evaluator and ps tasks exit as well.
 
-The flag is not checkpointed: a resumed run starts with it cleared. As in
+Checkpoints save the flag (`signal_early_stopping/STOP`, as tf.estimator's do), but
+a restore leaves it cleared: a resumed run's workers do not stop at once on the
+flag of the run that stopped (tf.estimator's do), and a checkpoint written without
+the hook restores with it (tf.estimator's fails to restore). As in
 tf.estimator, the first check comes after the session's first step, then one every
 `run_every_secs` or `run_every_steps`. Steps are this worker's own (equal to global
 steps when one worker trains), so checks add no fetch to the steps in between.
@@ -17,7 +20,7 @@ import time
 from estimator_lite._engine import validation
 from estimator_lite._engine.event_files import read_eval_metrics
 from estimator_lite._engine.timer import check_schedule, schedule_timer
-from estimator_lite._engine.train_session import NOT_CHECKPOINTED
+from estimator_lite._engine.train_session import NOT_RESTORED
 from estimator_lite._tf import logging, tf
 
 __all__ = ["stop_if_higher_hook", "stop_if_lower_hook", "stop_if_no_increase_hook",
@@ -29,14 +32,14 @@ _STOP_VARIABLE = "signal_early_stopping/STOP"
 def _stop_variable():
     """The shared stop flag, created once per graph (outside any name scope)."""
     graph = tf.get_default_graph()
-    for variable in graph.get_collection(NOT_CHECKPOINTED):
+    for variable in graph.get_collection(NOT_RESTORED):
         if variable.op.name == _STOP_VARIABLE:
             return variable
     with tf.variable_scope("signal_early_stopping", reuse=tf.AUTO_REUSE):
         variable = tf.get_variable("STOP", shape=[], dtype=tf.bool, trainable=False,
                                    initializer=tf.constant_initializer(False),
                                    collections=[tf.GraphKeys.GLOBAL_VARIABLES,
-                                                NOT_CHECKPOINTED])
+                                                NOT_RESTORED])
     return variable
 
 

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import threading
+import types
 from unittest import mock
 
 import pytest
@@ -11,12 +12,14 @@ import pytest
 import estimator_lite as el
 from estimator_lite import early_stopping
 from estimator_lite._engine import local_cluster as cluster_lib
+from estimator_lite._engine import periodic_actions
 from estimator_lite._engine.event_files import new_summary_writer
 from estimator_lite._tf import tf
-from tests.oracle import TF215_PYTHON, requires_oracle
+from tests.oracle import TF215_PYTHON, load_driver, requires_oracle, run_oracle_driver
 from tests.support import models
 
 ERR_ONE_SCHEDULE = "give exactly one of run_every_secs and run_every_steps"
+_DRIVER = os.path.join(os.path.dirname(__file__), "oracle", "checkpoint_files_driver.py")
 
 
 class FakeConfig:
@@ -128,7 +131,7 @@ def test_schedule_by_seconds_checks_only_when_due(tmp_path):
     assert calls == [1.0, 11.0, 21.0]
 
 
-def test_local_training_stops_and_flag_is_not_checkpointed(tmp_path):
+def test_local_training_stops_and_the_flag_is_saved_but_not_restored(tmp_path):
     est = models.make_estimator(tmp_path)
     calls = []
     hook = el.make_early_stopping_hook(est, lambda: calls.append(1) or len(calls) >= 3,
@@ -136,10 +139,80 @@ def test_local_training_stops_and_flag_is_not_checkpointed(tmp_path):
     est.train(models.input_fn(), hooks=[hook], max_steps=1000)
     # Checks after steps 1, 6 and 11 (tf.estimator's cadence): the third stops.
     assert est.get_variable_value("global_step") == 11
-    assert "signal_early_stopping/STOP" not in est.get_variable_names()
-    # A resumed run is not stopped by a restored flag.
-    est.train(models.input_fn(), max_steps=20)
+    # The checkpoint holds the flag as tf.estimator's does: a bool scalar, set.
+    assert est.get_variable_value("signal_early_stopping/STOP").item() is True
+    reader = tf.train.load_checkpoint(est.latest_checkpoint())
+    assert reader.get_variable_to_dtype_map()["signal_early_stopping/STOP"] == tf.bool
+    assert reader.get_variable_to_shape_map()["signal_early_stopping/STOP"] == []
+    # A resumed run is not stopped by the restored flag, even where a worker's hook
+    # reads it after every step; the chief's hook resumes too.
+    est.train(models.input_fn(), hooks=[early_stopping._CheckForStoppingHook()],
+              max_steps=20)
     assert est.get_variable_value("global_step") == 20
+    assert est.get_variable_value("signal_early_stopping/STOP").item() is False
+    est.train(models.input_fn(), max_steps=30)
+    assert "signal_early_stopping/STOP" not in est.get_variable_names()
+    # A checkpoint without the flag restores with the hook (tf.estimator's fails).
+    est.train(models.input_fn(), max_steps=40, hooks=[el.make_early_stopping_hook(
+        est, lambda: False, run_every_secs=None, run_every_steps=5)])
+    assert est.get_variable_value("global_step") == 40
+
+
+def test_the_flag_is_reset_before_other_tasks_see_a_restored_model(tmp_path):
+    """The flag is left out of the restore and initialised after it, so a worker
+    waiting for the chief never sees the model ready with the restored True."""
+    est = models.make_estimator(tmp_path)
+    est.train(models.input_fn(), max_steps=5, hooks=[el.make_early_stopping_hook(
+        est, lambda: True, run_every_secs=0)])
+    assert est.get_variable_value("signal_early_stopping/STOP").item() is True
+    with tf.Graph().as_default():
+        stop = early_stopping._stop_variable()
+        weight = tf.get_variable("w", [4, 1])
+        scaffold = tf.train.Scaffold()
+        periodic_actions.add_default_saver(scaffold, 5, 10000)
+        scaffold.finalize()
+        restorer = periodic_actions.restoring_saver(scaffold.saver)
+        assert restorer is not scaffold.saver
+        with tf.Session() as session:
+            restorer._restore_saver.restore(session, est.latest_checkpoint())
+            # Restored, but the flag is not: a worker's ready_op would wait.
+            assert session.run(scaffold.ready_op).tolist() == [
+                b"signal_early_stopping/STOP"]
+        with tf.Session() as session:
+            restorer.restore(session, est.latest_checkpoint())
+            assert session.run(scaffold.ready_op).tolist() == []
+            assert session.run(stop).item() is False
+            assert session.run(weight).shape == (4, 1)
+
+
+@requires_oracle
+def test_checkpoint_variables_and_resumed_runs_match_tf_estimator(tmp_path):
+    """The same checkpoint variables (the flag a bool scalar, True after the stop)
+    and resumed runs; two deliberate differences, both about the restored flag:
+    a worker's hook does not stop at once on it (tf.estimator's stops after one
+    step), and a checkpoint without it restores (tf.estimator's raises
+    NotFoundError). Checkpoints saved after a resume hold this run's flag (False)."""
+    (tmp_path / "oracle").mkdir()
+    oracle = run_oracle_driver(_DRIVER, tmp_path / "oracle", "early_stopping")["results"]
+    driver = load_driver(_DRIVER, "checkpoint_files_driver")
+    lite = json.loads(json.dumps(driver.run(
+        types.SimpleNamespace(estimator=el, early_stopping=early_stopping),
+        str(tmp_path / "lite"), "early_stopping")))
+    for key in ("variables", "stop"):
+        assert lite[key] == oracle[key], key
+    # tf.estimator's chief hook fetches the global step beside the train op, so
+    # it reads it before or after the step's increment (either happens).
+    assert lite["stopped_at"] == 11
+    assert oracle["stopped_at"] in (11, 12)
+    assert oracle["variables"]["signal_early_stopping/STOP"] == ["bool", []]
+    assert lite["resumed"]["without_hook"] == oracle["resumed"]["without_hook"]
+    assert oracle["resumed"]["without_hook"] == [30, None]
+    assert oracle["resumed"]["chief_hook"] == [30, True]
+    assert lite["resumed"]["chief_hook"] == [30, False]
+    assert oracle["resumed"]["worker_hook"] == [oracle["stopped_at"] + 1, True]
+    assert lite["resumed"]["worker_hook"] == [30, False]
+    assert oracle["resumed"]["hook_after_a_run_without"] == "NotFoundError"
+    assert lite["resumed"]["hook_after_a_run_without"] == [30, False]
 
 
 def test_chief_decision_stops_the_other_worker(tmp_path, monkeypatch):

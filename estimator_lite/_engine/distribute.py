@@ -327,7 +327,7 @@ def _split_element(element):
     return element, None
 
 
-def build_train(runner, input_fn_result, train_model_fn):
+def build_train(runner, input_fn_result, train_model_fn, after_input=None):
     """Builds the replicated training graph (inside `runner.scope()`).
 
     Args:
@@ -335,6 +335,8 @@ def build_train(runner, input_fn_result, train_model_fn):
       input_fn_result: callable(input_context) returning the input_fn's dataset.
       train_model_fn: callable(features, labels) returning one replica's TRAIN
         EstimatorSpec.
+      after_input: called with no arguments once the input pipeline is built,
+        before the model_fn, or None.
 
     Returns:
       (an `input_fn.Input` with replica 0's features, the spec to train with: its
@@ -343,6 +345,8 @@ def build_train(runner, input_fn_result, train_model_fn):
     """
     element, initializer = runner.make_input(_dataset_fn(input_fn_result))
     features, labels = _split_element(element)
+    if after_input is not None:
+        after_input()
 
     def replica_fn(replica_features, replica_labels):
         spec = train_model_fn(replica_features, replica_labels)

@@ -161,8 +161,11 @@ def scaffold_with_input(scaffold, iterator_init):
         return scaffold
     local_init = scaffold.local_init_op
     if local_init is None:
-        local_init = tf.group(tf.local_variables_initializer(),
-                              tf.tables_initializer())
+        # What Scaffold.finalize would use, kept in the LOCAL_INIT_OP collection as
+        # it does (so a checkpoint's .meta has it, as tf.estimator's).
+        local_init = tf.train.Scaffold.get_or_default(
+            "local_init_op", tf.GraphKeys.LOCAL_INIT_OP,
+            tf.train.Scaffold.default_local_init_op)
     return tf.train.Scaffold(local_init_op=tf.group(local_init, iterator_init),
                              copy_from_scaffold=scaffold)
 

@@ -25,31 +25,86 @@ from estimator_lite._engine.atomic_file import write_atomic
 from estimator_lite._engine.event_files import new_summary_writer, scalar_summary
 from estimator_lite._engine.graph_text import graph_def_text
 from estimator_lite._engine.timer import Timer
+from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import logging, tf
 
-__all__ = ["NOT_CHECKPOINTED", "CheckpointPolicy", "CheckpointSaver", "TrainSummaries",
-           "ReportProgress", "add_default_saver", "remove_checkpoint_temps"]
+__all__ = ["NOT_RESTORED", "CheckpointPolicy", "CheckpointSaver", "TrainSummaries",
+           "ReportProgress", "add_default_saver", "remove_checkpoint_temps",
+           "restoring_saver"]
 
-# Graph collection of global variables that checkpoints must leave out (e.g. the
-# early-stopping flag: restored as True it would stop a resumed run at once).
-NOT_CHECKPOINTED = "estimator_lite_not_checkpointed"
+# Graph collection of global variables that checkpoints save but a restore leaves
+# at their initial values (the early-stopping flag: saved as tf.estimator saves it,
+# but restored as True it would stop a resumed run's workers at once). Its key is
+# not a string, so a MetaGraphDef never lists it (tf.estimator's have no such key).
+NOT_RESTORED = ("estimator_lite", "not_restored")
+# The `_RestoreExcept` of the Estimator's Saver, when NOT_RESTORED is not empty.
+_RESTORERS = ("estimator_lite", "restorers")
 
 
 def add_default_saver(scaffold, max_to_keep, keep_checkpoint_every_n_hours):
     """Adds the checkpoint Saver unless the model_fn brought its own.
 
     Called once the graph is complete (after the hooks' begin()), so variables
-    that hooks create are saved too, except those in NOT_CHECKPOINTED.
+    that hooks create are saved too; those in NOT_RESTORED get a second Saver for
+    restoring everything else (see `restoring_saver`).
     """
     if scaffold.saver is not None or tf.get_collection(tf.GraphKeys.SAVERS):
         return
-    skipped = {id(v) for v in tf.get_collection(NOT_CHECKPOINTED)}
-    var_list = [v for v in tf.global_variables() if id(v) not in skipped]
-    var_list += tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS)
-    tf.add_to_collection(tf.GraphKeys.SAVERS, tf.train.Saver(
+    var_list = tf.global_variables() + tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS)
+    saver = tf.train.Saver(
         var_list=var_list, sharded=True, max_to_keep=max_to_keep,
         keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours,
-        save_relative_paths=True))
+        save_relative_paths=True)
+    tf.add_to_collection(tf.GraphKeys.SAVERS, saver)
+    listed = {id(v) for v in var_list}
+    not_restored = [v for v in tf.get_collection(NOT_RESTORED) if id(v) in listed]
+    if not_restored:
+        skipped = {id(v) for v in not_restored}
+        # Only graphs with such a variable get these ops: the others keep
+        # tf.estimator's graph.
+        with tf.name_scope("restore_except_flags"):
+            restorer = _RestoreExcept(
+                saver, tf.train.Saver([v for v in var_list if id(v) not in skipped],
+                                      sharded=True),
+                tf.variables_initializer(not_restored, name="reset_flags"))
+        tf.add_to_collection(_RESTORERS, restorer)
+
+
+def restoring_saver(saver):
+    """What restores a checkpoint for `saver`: the Estimator's Saver restores all but
+    the NOT_RESTORED variables (given to SessionManager in its place); any other
+    Saver restores itself."""
+    for restorer in tf.get_collection(_RESTORERS):
+        if restorer.saver is saver:
+            return restorer
+    return saver
+
+
+class _RestoreExcept:
+    """Restores a checkpoint of `saver` except the NOT_RESTORED variables, which
+    start from their initial values; they are uninitialised until then, so no other
+    task sees the model ready with a restored value.
+
+    Has what SessionManager calls on a Saver when it restores: `restore` and
+    `recover_last_checkpoints` (the Saver's, which deletes old checkpoints).
+    """
+
+    def __init__(self, saver, restore_saver, reset):
+        """Args: saver: the Estimator's Saver; restore_saver: a Saver of its other
+        variables; reset: the op initialising the NOT_RESTORED ones."""
+        self.saver = saver
+        self._restore_saver = restore_saver
+        self._reset = reset
+
+    def restore(self, sess, save_path):
+        """Restores `save_path` into `sess`, then resets the NOT_RESTORED variables
+        (a checkpoint without them restores too)."""
+        self._restore_saver.restore(sess, save_path)
+        sess.run(self._reset)
+
+    def recover_last_checkpoints(self, checkpoint_paths):
+        """The Estimator's Saver takes over the checkpoints to keep."""
+        self.saver.recover_last_checkpoints(checkpoint_paths)
 
 
 def remove_checkpoint_temps(checkpoint_dir):
@@ -127,7 +182,7 @@ class CheckpointSaver:
         self._timer = (Timer(policy.save_steps, policy.save_secs, clock) if policy
                        else Timer())
         self._graph_written = False
-        # (saver, the bytes of the .meta file TensorFlow wrote at its first save).
+        # The last .meta file TensorFlow exported, to write again while it is current.
         self._meta_graph = None
 
     @property
@@ -190,20 +245,25 @@ class CheckpointSaver:
     def _save_with_meta_graph(self, session, saver, prefix, step):
         """`saver.save`, with the `.meta` file beside each checkpoint if asked.
 
-        The graph is finalized, so every save's MetaGraphDef is the same bytes:
-        TensorFlow exports the first one (about 7 ms for a small model's graph) and
-        later saves write those bytes again, through a temp file and a rename.
+        The graph is finalized, but its collections are not: a listener's
+        before_save/after_save can still change them (`get_collection_ref`), and
+        TensorFlow's Saver exports the MetaGraphDef anew at every save. Exporting
+        costs about 7 ms for a small model's graph, so it is exported again only
+        when the Saver or a collection changed since the last export; otherwise
+        the last export's bytes are written again, through a temp file and a rename.
         """
         if not self._policy.save_graph_def:
             return saver.save(session, prefix, global_step=step, write_meta_graph=False)
-        cached = self._meta_graph is not None and self._meta_graph[0] is saver
+        collections = _collections(session.graph)
+        cached = self._meta_graph is not None and self._meta_graph.matches(saver,
+                                                                           collections)
         path = saver.save(session, prefix, global_step=step, write_meta_graph=not cached)
         meta_path = f"{path}.meta"
         if cached:
-            write_atomic(meta_path, self._meta_graph[1])
+            write_atomic(meta_path, self._meta_graph.data)
         else:
             with tf.io.gfile.GFile(meta_path, "rb") as f:
-                self._meta_graph = (saver, f.read())
+                self._meta_graph = _ExportedMetaGraph(saver, collections, f.read())
         return path
 
     def _write_graph(self, graph):
@@ -225,6 +285,40 @@ class CheckpointSaver:
         if self.enabled:
             for listener in self._listeners():
                 listener.end(session, step)
+
+
+def _collections(graph):
+    """{key: tuple of items} of the collections a MetaGraphDef exports (those with
+    string keys), copied so that later changes to them show."""
+    return {key: tuple(graph.get_collection_ref(key))
+            for key in graph.get_all_collection_keys()}
+
+
+class _ExportedMetaGraph:
+    """A `.meta` file TensorFlow exported: its bytes, and what they were made of."""
+
+    def __init__(self, saver, collections, data):
+        """Args: saver: the Saver that exported it; collections: `_collections` of
+        the graph then; data: the file's bytes."""
+        self.saver = saver
+        self.collections = collections
+        self.data = data
+
+    def matches(self, saver, collections):
+        """Whether exporting for `saver` with `collections` would give the same bytes.
+
+        Items are compared by identity: comparing a Tensor or Variable with `==`
+        would build an op (the graph is finalized); an equal but new item (a string
+        appended again) only costs one export more.
+        """
+        if saver is not self.saver or collections.keys() != self.collections.keys():
+            return False
+        for key, items in collections.items():
+            exported = self.collections[key]
+            if len(items) != len(exported) or any(
+                    a is not b for a, b in zip_strict(items, exported)):
+                return False
+        return True
 
 
 class TrainSummaries:

@@ -24,8 +24,13 @@ from estimator_lite._engine import distribute, eval_loop, step_loop
 from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._tf import tf
 
-__all__ = ["EvalGraph", "PlainRunner", "ReplicaRunner", "TrainGraph", "for_strategy",
-           "local_session_config"]
+__all__ = ["GLOBAL_STEP_READ_KEY", "EvalGraph", "PlainRunner", "ReplicaRunner",
+           "TrainGraph", "cache_global_step_read", "for_strategy", "local_session_config"]
+
+# TensorFlow's collection of the global step's cached read (training_util's key):
+# its hooks (StepCounterHook, SummarySaverHook, ...) fetch the step through it, and
+# tf.estimator's training graphs (so their .meta files) always hold it.
+GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
 
 
 class TrainGraph(collections.namedtuple(
@@ -73,6 +78,34 @@ def for_strategy(strategy):
     return PlainRunner(strategy, replicated.device if replicated is not None else None)
 
 
+def cache_global_step_read(global_step, read_var=None):
+    """Creates the global step's cached read unless the graph has one, as tf.estimator
+    does in a training graph before the model_fn.
+
+    Args:
+      global_step: the global step variable.
+      read_var: a strategy's `extended.read_var`, or None: the read TensorFlow's
+        hooks would create (the value, or the initial value before initialisation,
+        plus 0 to make a copy).
+
+    Returns:
+      The cached read tensor.
+    """
+    graph = global_step.graph
+    cached = graph.get_collection(GLOBAL_STEP_READ_KEY)
+    if cached:
+        return cached[0]
+    if read_var is not None:
+        read = read_var(global_step)
+    else:
+        with graph.name_scope(None), graph.name_scope(global_step.op.name + "/"):
+            value = tf.cond(tf.is_variable_initialized(global_step),
+                            global_step.read_value, lambda: global_step.initial_value)
+            read = value + 0
+    graph.add_to_collection(GLOBAL_STEP_READ_KEY, read)
+    return read
+
+
 class PlainRunner:
     """Builds a graph with one input_fn call and one model_fn call."""
 
@@ -104,6 +137,7 @@ class PlainRunner:
         Returns:
           A `TrainGraph`.
         """
+        cache_global_step_read(global_step)  # before the input_fn, as tf.estimator
         result = input_fn_result(None)
         loop = step_loop.maybe_build_train_loop(steps_per_loop, result, train_model_fn,
                                                 global_step)
@@ -170,10 +204,13 @@ class ReplicaRunner(PlainRunner):
         """As `PlainRunner.build_train`; the input_fn is called once per input
         pipeline with its InputContext, and there is no multi-step loop (a
         warning says so when one was asked for)."""
-        del global_step  # the replicas' optimizers step it once per step
         step_loop.check_replicated(steps_per_loop)
+        # The replicas' optimizers step the global step once per step; tf.estimator
+        # reads it through the strategy once the input pipeline is built.
+        read_var = self._replicated.strategy.extended.read_var
         inputs, spec, examples_per_step = distribute.build_train(
-            self._replicated, input_fn_result, train_model_fn)
+            self._replicated, input_fn_result, train_model_fn,
+            after_input=lambda: cache_global_step_read(global_step, read_var))
         return TrainGraph(inputs, spec, examples_per_step, None)
 
     def build_eval(self, input_fn_result, eval_model_fn, global_step):

@@ -13,8 +13,9 @@ step callables, the first save, the hooks' `after_create_session`) stays there.
 
 from estimator_lite._engine import model_dir
 from estimator_lite._engine.periodic_actions import (
-    NOT_CHECKPOINTED,
+    NOT_RESTORED,
     remove_checkpoint_temps,
+    restoring_saver,
 )
 from estimator_lite._tf import logging, tf
 
@@ -86,7 +87,7 @@ class SessionCreator:
         if latest:
             # The variables the Estimator's Saver restores; a model_fn's own Saver
             # decides for itself, so then only shapes and dtypes are checked.
-            skipped = {id(v) for v in tf.get_collection(NOT_CHECKPOINTED)}
+            skipped = {id(v) for v in tf.get_collection(NOT_RESTORED)}
             estimator_saver = self._scaffold.saver in tf.get_collection(tf.GraphKeys.SAVERS)
             model_dir.check_checkpoint_matches(
                 latest, [v for v in tf.global_variables() if id(v) not in skipped],
@@ -96,7 +97,8 @@ class SessionCreator:
             tf.io.gfile.makedirs(ckpt_dir)  # the Saver does not create it
             remove_checkpoint_temps(ckpt_dir)
         return manager.prepare_session(
-            self._master, init_op=self._scaffold.init_op, saver=self._scaffold.saver,
+            self._master, init_op=self._scaffold.init_op,
+            saver=restoring_saver(self._scaffold.saver),
             checkpoint_dir=ckpt_dir, config=self._session_config,
             init_feed_dict=self._scaffold.init_feed_dict,
             init_fn=self._scaffold.init_fn)

@@ -32,7 +32,7 @@ from estimator_lite._engine import (
 )
 from estimator_lite._engine.hook_protocol import run_with_hooks
 from estimator_lite._engine.periodic_actions import (
-    NOT_CHECKPOINTED,
+    NOT_RESTORED,
     CheckpointPolicy,
     CheckpointSaver,
     add_default_saver,
@@ -44,7 +44,7 @@ from estimator_lite._tf import logging, tf
 __all__ = ["TrainSession", "NanLossDuringTrainingError", "build_step_guard",
            "check_train_args", "step_limits",
            # Re-exported: they lived here before periodic_actions existed.
-           "NOT_CHECKPOINTED", "CheckpointPolicy", "add_default_saver"]
+           "NOT_RESTORED", "CheckpointPolicy", "add_default_saver"]
 
 _RECOVERABLE_ERRORS = session_creation.RECOVERABLE_ERRORS
 _READY_POLL_SECS = session_creation.READY_POLL_SECS

@@ -10,6 +10,7 @@ collective watchdog.
 from estimator_lite._engine import collective_watchdog, roles
 from estimator_lite._engine import periodic_actions as periodic
 from estimator_lite._engine.train_session import TrainSession, check_train_args
+from estimator_lite._tf import tf
 
 __all__ = ["check_args", "train_session"]
 
@@ -60,6 +61,9 @@ def train_session(config, model_dir, estimator_name, runner, *, global_step, spe
     """
     # tf.estimator's order: (the checkpoint saver,) the model_fn's chief-only
     # hooks, the caller's hooks, then the model_fn's training hooks.
+    # tf.estimator puts the training loss in the LOSSES collection before the
+    # hooks begin (hooks and a .meta file see it there).
+    tf.add_to_collection(tf.GraphKeys.LOSSES, spec.loss)
     chief_hooks = list(spec.training_chief_hooks) if config.is_chief else []
     all_hooks = chief_hooks + list(hooks) + list(spec.training_hooks)
     checkpoints = summaries = None

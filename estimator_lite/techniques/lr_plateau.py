@@ -24,7 +24,7 @@ from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine import validation
 from estimator_lite._engine.event_files import read_eval_metrics
 from estimator_lite._engine.timer import check_schedule, schedule_timer
-from estimator_lite._engine.train_session import NOT_CHECKPOINTED
+from estimator_lite._engine.train_session import NOT_RESTORED
 from estimator_lite._tf import logging, tf
 
 __all__ = ["ReduceLearningRateOnPlateau"]
@@ -122,7 +122,7 @@ class _PlateauHook(tf.train.SessionRunHook):
         self._assign = tf.assign(self._variable, self._new_scale)
         self._saver = None
         if self._plateau.restore_best:
-            skip = {id(v) for v in tf.get_collection(NOT_CHECKPOINTED)}
+            skip = {id(v) for v in tf.get_collection(NOT_RESTORED)}
             skip |= {id(self._variable), id(tf.train.get_global_step())}
             self._saver = tf.train.Saver(
                 [v for v in tf.global_variables() if id(v) not in skip], sharded=True)
