@@ -328,7 +328,11 @@ class Estimator:
             is no name).
 
         Returns:
-          Dict of metric name to value, including 'loss' and 'global_step'.
+          Dict of metric name to value, including 'loss' and 'global_step', as
+          tf.estimator returns it: the values as `Session.run` gives them
+          (numpy.float32 for most metrics and the loss, numpy.int64 for
+          'global_step', a metric's own dtype otherwise, numpy arrays, bytes);
+          the names sorted, then 'global_step'.
 
         Raises:
           ValueError: steps <= 0.
@@ -345,19 +349,18 @@ class Estimator:
         if checkpoint_path is None:
             logging.warning("No checkpoint in %s; evaluating freshly initialised "
                             "variables.", self._model_dir)
-        return self._evaluate(input_fn, steps, hooks, checkpoint_path, name, None,
-                              "Evaluation")
+        return self._evaluate(input_fn, steps, hooks, checkpoint_path, name, None)
 
-    def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name, variable_values,
-                  label):
-        """Builds and runs an evaluation graph, writes and logs the metrics."""
+    def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name, variable_values):
+        """Builds and runs an evaluation graph, logs and writes the metrics."""
         runner = runner_lib.for_strategy(self._config.eval_distribute)
         graph = self._new_graph()
         with graph.as_default(), runner.placement():
             metrics = self._run_evaluation(runner, input_fn, steps, hooks,
                                            checkpoint_path, variable_values)
+        # Logged before the summaries are written, in tf.estimator's order.
+        eval_loop.log_metrics(metrics)
         self._eval_summaries.write(self.eval_dir(name), metrics, checkpoint_path)
-        eval_loop.log_metrics(label, metrics)
         return metrics
 
     def _run_evaluation(self, runner, input_fn, steps, hooks, checkpoint_path,
@@ -530,8 +533,7 @@ def evaluate_values(estimator, input_fn, steps, hooks, name, variable_values):
     Returns:
       The metrics dict, with 'global_step'.
     """
-    return estimator._evaluate(input_fn, steps, hooks, None, name, variable_values,
-                               "In-memory evaluation")
+    return estimator._evaluate(input_fn, steps, hooks, None, name, variable_values)
 
 
 def eval_scaffold(estimator, input_fn):
