@@ -76,7 +76,10 @@ class Estimator:
           ValueError: model_fn's arguments are wrong, or model_dir conflicts with
             config.model_dir.
         """
-        _estimator_construction.check_members_not_overridden(self, Estimator)
+        # Through the class, as tf.estimator calls it: code that replaces the
+        # method with `staticmethod(lambda _: None)` to override evaluate() (as
+        # google/model_search does) gets its replacement called.
+        self.__class__._assert_members_are_not_overridden(self)
         self._config = mixed_precision.with_session_rewrite(
             maybe_overwrite_model_dir_and_session_config(config, model_dir))
         self._model_dir = self._config.model_dir
@@ -93,6 +96,14 @@ class Estimator:
                             f"{warm_start_from!r}")
         self._warm_start = warm_start_from
         self._eval_summaries = eval_loop.EvalSummaries()
+
+    def _assert_members_are_not_overridden(self):
+        """Raises ValueError when this object's class redefines an Estimator member.
+
+        tf.estimator's name: `__init__` calls it, and a subclass or a program
+        may replace it to lift the rule.
+        """
+        _estimator_construction.check_members_not_overridden(self, Estimator)
 
     model_dir = property(lambda self: self._model_dir, doc="Checkpoint directory.")
     config = property(lambda self: self._config, doc="The RunConfig.")
