@@ -5,7 +5,7 @@ Libraries and test suites call these as
 tf.estimator's. `estimator` keeps their names.
 """
 
-from estimator_lite._engine import event_files
+from estimator_lite._engine import eval_loop, event_files
 from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._tf import logging, tf
 
@@ -20,7 +20,7 @@ def _write_dict_to_summary(output_dir, dictionary, current_global_step):
       current_global_step: the step the summaries are written at.
     """
     logging.info("Saving dict for global step %d: %s", current_global_step,
-                 ", ".join(f"{k} = {v}" for k, v in sorted(dictionary.items())))
+                 eval_loop.metrics_text(dictionary))
     values = {k: v for k, v in dictionary.items() if k != tf.GraphKeys.GLOBAL_STEP}
     # Successive calls add to one event file, as tf.estimator's cached writer does.
     writer = event_files.shared_summary_writer(output_dir)

@@ -77,7 +77,10 @@ class Estimator:
           ValueError: model_fn's arguments are wrong, or model_dir conflicts with
             config.model_dir.
         """
-        _estimator_construction.check_members_not_overridden(self, Estimator)
+        # Through the class, as tf.estimator calls it: code that replaces the
+        # method with `staticmethod(lambda _: None)` to override evaluate() (as
+        # google/model_search does) gets its replacement called.
+        self.__class__._assert_members_are_not_overridden(self)
         self._config = mixed_precision.with_session_rewrite(
             maybe_overwrite_model_dir_and_session_config(config, model_dir))
         self._model_dir = self._config.model_dir
@@ -94,6 +97,14 @@ class Estimator:
                             f"{warm_start_from!r}")
         self._warm_start = warm_start_from
         self._eval_summaries = eval_loop.EvalSummaries()
+
+    def _assert_members_are_not_overridden(self):
+        """Raises ValueError when this object's class redefines an Estimator member.
+
+        tf.estimator's name: `__init__` calls it, and a subclass or a program
+        may replace it to lift the rule.
+        """
+        _estimator_construction.check_members_not_overridden(self, Estimator)
 
     model_dir = property(lambda self: self._model_dir, doc="Checkpoint directory.")
     config = property(lambda self: self._config, doc="The RunConfig.")
@@ -346,7 +357,11 @@ class Estimator:
             is no name).
 
         Returns:
-          Dict of metric name to value, including 'loss' and 'global_step'.
+          Dict of metric name to value, including 'loss' and 'global_step', as
+          tf.estimator returns it: the values as `Session.run` gives them
+          (numpy.float32 for most metrics and the loss, numpy.int64 for
+          'global_step', a metric's own dtype otherwise, numpy arrays, bytes);
+          the names sorted, then 'global_step'.
 
         Raises:
           ValueError: steps <= 0.
@@ -363,19 +378,18 @@ class Estimator:
         if checkpoint_path is None:
             logging.warning("No checkpoint in %s; evaluating freshly initialised "
                             "variables.", self._model_dir)
-        return self._evaluate(input_fn, steps, hooks, checkpoint_path, name, None,
-                              "Evaluation")
+        return self._evaluate(input_fn, steps, hooks, checkpoint_path, name, None)
 
-    def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name, variable_values,
-                  label):
-        """Builds and runs an evaluation graph, writes and logs the metrics."""
+    def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name, variable_values):
+        """Builds and runs an evaluation graph, logs and writes the metrics."""
         runner = runner_lib.for_strategy(self._config.eval_distribute)
         graph = self._new_graph()
         with graph.as_default(), runner.placement():
             metrics = self._run_evaluation(runner, input_fn, steps, hooks,
                                            checkpoint_path, variable_values)
+        # Logged before the summaries are written, in tf.estimator's order.
+        eval_loop.log_metrics(metrics)
         self._eval_summaries.write(self.eval_dir(name), metrics, checkpoint_path)
-        eval_loop.log_metrics(label, metrics)
         return metrics
 
     def _run_evaluation(self, runner, input_fn, steps, hooks, checkpoint_path,
@@ -548,8 +562,7 @@ def evaluate_values(estimator, input_fn, steps, hooks, name, variable_values):
     Returns:
       The metrics dict, with 'global_step'.
     """
-    return estimator._evaluate(input_fn, steps, hooks, None, name, variable_values,
-                               "In-memory evaluation")
+    return estimator._evaluate(input_fn, steps, hooks, None, name, variable_values)
 
 
 def eval_scaffold(estimator, input_fn):

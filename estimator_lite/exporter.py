@@ -166,17 +166,24 @@ def _loss_smaller(best_eval_result, current_eval_result):
 
 
 def _same_metrics(metrics, eval_result):
-    """Whether logged `metrics` hold `eval_result`'s numbers (the same evaluation)."""
+    """Whether logged `metrics` hold `eval_result`'s numbers (the same evaluation).
+
+    Only real scalars are compared: arrays and bytes never reach the event
+    files as numbers.
+    """
     try:
         return all(name in metrics and float(metrics[name]) == float(value)
-                   for name, value in eval_result.items())
+                   for name, value in eval_result.items()
+                   if event_files.is_real_scalar(value))
     except (TypeError, ValueError):
         return False
 
 
 def _json_safe(eval_result):
+    """The real-number metrics of a result as floats (arrays and bytes left out:
+    evaluate() returns them as numpy arrays and bytes, as tf.estimator does)."""
     return {k: float(v) for k, v in eval_result.items()
-            if isinstance(v, (int, float)) or hasattr(v, "__float__")}
+            if event_files.is_real_scalar(v)}
 
 
 class BestExporter(_SavedModelExporter):

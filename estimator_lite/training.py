@@ -26,6 +26,8 @@ import os
 import sys
 import time
 
+import numpy as np
+
 from estimator_lite._engine import completion, distribute, event_files, roles, validation
 from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._evaluation import (  # noqa: F401 - tf.estimator's names, kept here
@@ -285,7 +287,7 @@ class _TrainingExecutor:
         if step is not None and step in history:
             logging.info("max_steps already reached; returning the metrics of the "
                          "evaluation at step %d.", step)
-            return dict(history[step], global_step=step), []
+            return _logged_metrics(history[step], step), []
         result, exports = evaluator.evaluate_and_export(is_final=True)
         if result.status != _EvalStatus.EVALUATED:
             return None, None
@@ -543,3 +545,24 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     config = estimator.config
     roles.check_evaluator_index(config.task_type, config.task_id)
     return executor.run()
+
+
+def _logged_metrics(summary_values, step):
+    """An earlier evaluation's metrics, read back from its summaries, typed as
+    evaluate() returns them.
+
+    Summaries hold float32 simple values: each becomes a numpy.float32 and the
+    step a numpy.int64, in evaluate()'s order (names sorted, then 'global_step'),
+    so code calling `.item()` on the values, as it may on evaluate()'s results,
+    works on these too.
+
+    Args:
+      summary_values: {tag: float} of one step's eval summaries.
+      step: the global step they were written at.
+
+    Returns:
+      The metrics dict, with 'global_step'.
+    """
+    metrics = {name: np.float32(summary_values[name]) for name in sorted(summary_values)}
+    metrics["global_step"] = np.int64(step)
+    return metrics

@@ -119,7 +119,7 @@ def test_logs_reach_the_tensorflow_logger(tmp_path):
         logger.setLevel(old_level)
     text = "\n".join(handler.lines)
     assert "step 20/20 (100%): loss = " in text and "steps/sec" in text
-    assert "Evaluation at step 20" in text
+    assert "Saving dict for global step 20: " in text
     assert "Exported SavedModel to" in text
 
 

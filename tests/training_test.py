@@ -789,6 +789,12 @@ def test_local_train_and_evaluate_real_estimator(tmp_path):
     again, again_exports = el.train_and_evaluate(est, train_spec, eval_spec)
     assert again["global_step"] == 22
     assert again["loss"] == pytest.approx(metrics["loss"])
+    # Read back from the eval summaries, yet typed and ordered as evaluate()'s
+    # results (numpy.float32 metrics, numpy.int64 global_step), so `.item()` works.
+    assert list(again) == list(metrics)
+    assert {k: type(v) for k, v in again.items()} == {
+        k: type(v) for k, v in metrics.items()}
+    assert type(again["global_step"]) is np.int64
     assert again_exports == []
     assert sorted(el.read_eval_metrics(est.eval_dir())) == [10, 20, 22]
 

@@ -4,17 +4,16 @@ The Estimator builds the eval graph (input_fn, model_fn in EVAL mode) and hands 
 pieces here: the metric ops, the scaffold, the hooks and where to restore from.
 This module owns what happens in the session: restoring (or loading in-memory
 values), counting the batches, running the updates with the hooks, logging
-progress, and reading the final values as Python numbers.
+progress, and reading the final values as TensorFlow returns them (numpy scalars
+and arrays, bytes), in tf.estimator's order.
 """
-
-import numpy as np
 
 from estimator_lite._engine import event_files
 from estimator_lite._engine.hook_protocol import RestoredSession, run_with_hooks
 from estimator_lite._tf import logging, tf
 
 __all__ = ["metric_fetches", "run_evaluation", "scaffold_loading", "EvalSummaries",
-           "log_metrics"]
+           "log_metrics", "metrics_text"]
 
 
 def metric_fetches(eval_metric_ops, loss, global_step):
@@ -26,7 +25,9 @@ def metric_fetches(eval_metric_ops, loss, global_step):
       global_step: the global step variable (reported as 'global_step').
 
     Returns:
-      (one op running every update, dict of name to value tensor).
+      (one op running every update, dict of name to value tensor): the metric
+      names sorted ('loss' among them), then 'global_step', as tf.estimator
+      orders them (so the metrics dict evaluate() returns has that order too).
 
     Raises:
       ValueError: the model_fn's metrics use a name the Estimator reports itself
@@ -42,7 +43,19 @@ def metric_fetches(eval_metric_ops, loss, global_step):
     update_op = tf.group(*[op for _, op in metric_ops.values()])
     values = {name: value for name, (value, _) in metric_ops.items()}
     values["global_step"] = global_step
-    return update_op, values
+    return update_op, _in_result_order(values)
+
+
+def _in_result_order(values):
+    """`values` reordered as tf.estimator's results: sorted names, 'global_step' last.
+
+    tf.estimator sorts the metrics (for a deterministic graph) and appends the
+    global step; users see that order in evaluate()'s dict and its iteration.
+    """
+    ordered = {name: values[name] for name in sorted(values) if name != "global_step"}
+    if "global_step" in values:
+        ordered["global_step"] = values["global_step"]
+    return ordered
 
 
 def scaffold_loading(scaffold, variable_values):
@@ -81,7 +94,9 @@ def run_evaluation(*, update_op, values, scaffold, hooks, checkpoint_path,
       steps: batches to run at most, or None for the whole input.
 
     Returns:
-      Dict of metric name to Python/numpy value.
+      Dict of metric name to value as `Session.run` gives it (numpy scalars such
+      as numpy.float32 and numpy.int64, numpy arrays, bytes), in tf.estimator's
+      order (see `metric_fetches`), as tf.estimator returns them.
 
     Raises:
       ValueError: no batch ran (empty input), or an infinite dataset without steps.
@@ -96,11 +111,7 @@ def run_evaluation(*, update_op, values, scaffold, hooks, checkpoint_path,
                              "no data (an empty dataset?); metrics would be "
                              "meaningless")
         metrics = session.run(values)
-    return {name: _to_python(value) for name, value in metrics.items()}
-
-
-def _to_python(value):
-    return value.item() if isinstance(value, np.generic) else value
+    return _in_result_order(metrics)
 
 
 def _eval_batches(cardinality, steps):
@@ -173,7 +184,22 @@ class EvalSummaries:
         writer.flush()
 
 
-def log_metrics(what, metrics):
-    """Logs '<what> at step N: name = value, ...' (names sorted)."""
-    logging.info("%s at step %d: %s", what, metrics["global_step"],
-                 ", ".join(f"{k} = {v}" for k, v in sorted(metrics.items())))
+def metrics_text(metrics):
+    """'name = value, ...' of a metrics dict, as tf.estimator logs it.
+
+    Names sorted ('global_step' among them); bytes values (serialized summaries)
+    left out; values printed with str() (a numpy.float32 shows its shortest
+    float32 digits, '0.42773223', where format() would widen it to a float's).
+    """
+    return ", ".join(f"{k} = {v!s}" for k, v in sorted(metrics.items())
+                     if not isinstance(v, bytes))
+
+
+def log_metrics(metrics):
+    """Logs 'Saving dict for global step N: name = value, ...' at INFO.
+
+    tf.estimator's wording (users and log scrapers grep for it), written before
+    the evaluation's summaries, for evaluate() and in-memory evaluation alike.
+    """
+    logging.info("Saving dict for global step %d: %s", metrics["global_step"],
+                 metrics_text(metrics))

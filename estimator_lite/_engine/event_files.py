@@ -16,7 +16,8 @@ from estimator_lite._engine import model_dir
 from estimator_lite._tf import ProtoDecodeError, gfile_glob, logging, tf
 
 __all__ = ["new_summary_writer", "shared_summary_writer", "scalar_summary", "eval_summary",
-           "checkpoint_path_summary", "read_eval_metrics", "read_event_file_metrics"]
+           "is_real_scalar", "checkpoint_path_summary", "read_eval_metrics",
+           "read_event_file_metrics"]
 
 _WRITER_IDS = itertools.count()
 
@@ -78,7 +79,9 @@ def scalar_summary(values):
     return summary
 
 
-def _is_real_scalar(value):
+def is_real_scalar(value):
+    """Whether an evaluation's `value` is a real number (summarised as a simple
+    value): a Python or numpy number or a 0-d numeric array, not a bool."""
     if isinstance(value, (bool, np.bool_)):
         return False
     return isinstance(value, numbers.Real) or (
@@ -102,7 +105,7 @@ def eval_summary(values):
     """
     summary = tf.Summary()
     for tag, value in values.items():
-        if _is_real_scalar(value):
+        if is_real_scalar(value):
             summary.value.add(tag=tag, simple_value=float(value))
         elif isinstance(value, bytes):
             try:

@@ -1,5 +1,8 @@
 """The evaluation loop: metric fetches, batch counting, running until the input ends."""
 
+import logging as std_logging
+
+import numpy as np
 import pytest
 
 from estimator_lite._engine import eval_loop
@@ -28,7 +31,48 @@ def test_run_evaluation_runs_to_the_end_or_steps(steps, expected_loss):
             cardinality=cardinality, steps=steps)
     assert metrics == {"loss": expected_loss, "total": 2 * expected_loss,
                        "global_step": 0}
-    assert isinstance(metrics["loss"], float)  # numpy scalars become Python numbers
+    # As tf.estimator: Session.run's numpy scalars, names sorted, global_step last.
+    assert list(metrics) == ["loss", "total", "global_step"]
+    assert type(metrics["loss"]) is np.float32
+    assert type(metrics["total"]) is np.float32
+    assert type(metrics["global_step"]) is np.int64
+
+
+def test_metric_fetches_sort_the_names_then_global_step():
+    with tf.Graph().as_default():
+        global_step = tf.train.get_or_create_global_step()
+        value = tf.constant(1.0)
+        _, values = eval_loop.metric_fetches(
+            {"zz": tf.metrics.mean(value), "acc": tf.metrics.mean(value),
+             "Bb": tf.metrics.mean(value)}, value, global_step)
+    assert list(values) == ["Bb", "acc", "loss", "zz", "global_step"]
+
+
+def test_log_metrics_says_saving_dict_as_tf_estimator():
+    """The INFO line of tf.estimator (checked on the oracle by
+    tests/eval_results_test.py): names sorted, str() of each value,
+    bytes left out."""
+    records = []
+
+    class Collect(std_logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    logger = std_logging.getLogger("tensorflow")
+    handler, old_level = Collect(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(std_logging.INFO)
+    try:
+        eval_loop.log_metrics({"loss": np.float32(0.42773223), "b": b"x",
+                               "acc": np.float32(0.75),
+                               "vec": np.array([1.0, 2.0], np.float32),
+                               "global_step": np.int64(3)})
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+    assert [(r.levelname, r.getMessage()) for r in records] == [
+        ("INFO", "Saving dict for global step 3: acc = 0.75, global_step = 3, "
+                 "loss = 0.42773223, vec = [1. 2.]")]
 
 
 def test_run_evaluation_of_an_empty_input_is_an_error():

@@ -245,7 +245,8 @@ def main(argv=None):
     metrics, exports = el.train_and_evaluate(estimator, train_spec, eval_spec)
     print("FAULTS_JOB_DONE " + json.dumps({
         "task_type": task_type, "task_id": task_id,
-        "global_step": None if metrics is None else metrics["global_step"],
+        # A numpy.int64, as tf.estimator returns it: JSON needs a Python int.
+        "global_step": None if metrics is None else int(metrics["global_step"]),
         "exports": [os.fsdecode(e) for e in exports or () if e]}), flush=True)
     return 0
 
