@@ -84,9 +84,8 @@ def cache_global_step_read(global_step, read_var=None):
 
     Args:
       global_step: the global step variable.
-      read_var: a strategy's `extended.read_var`, or None: the read TensorFlow's
-        hooks would create (the value, or the initial value before initialisation,
-        plus 0 to make a copy).
+      read_var: a strategy's `extended.read_var`, or None: the value plus 0 (a
+        copy), as TensorFlow's hooks read it once the variable is initialised.
 
     Returns:
       The cached read tensor.
@@ -98,10 +97,12 @@ def cache_global_step_read(global_step, read_var=None):
     if read_var is not None:
         read = read_var(global_step)
     else:
+        # TensorFlow's own read picks the initial value by a tf.cond while the
+        # variable is uninitialised; every fetch here comes after initialisation,
+        # and a graph without control flow keeps the single-threaded executor
+        # (executor_choice).
         with graph.name_scope(None), graph.name_scope(global_step.op.name + "/"):
-            value = tf.cond(tf.is_variable_initialized(global_step),
-                            global_step.read_value, lambda: global_step.initial_value)
-            read = value + 0
+            read = tf.identity(global_step) + 0
     graph.add_to_collection(GLOBAL_STEP_READ_KEY, read)
     return read
 

@@ -167,10 +167,15 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
         element = input_fn_lib.split_input(iterator.get_next())
         features, labels = element.features, element.labels
         before = {id(s) for s in tf.get_collection(tf.GraphKeys.SUMMARIES)}
+        graph = tf.get_default_graph()
+        existing = set(graph.get_operations())
         spec = train_model_fn(features, labels)
         new = [s for s in tf.get_collection(tf.GraphKeys.SUMMARIES) if id(s) not in before]
+        # The model_fn's ops: a body graph of its own (TF 2), or, with TF 1.15's
+        # control flow, the ops it added to the one graph.
         traced.update(spec=spec, features=features, labels=labels, summaries=new,
-                      graph=tf.get_default_graph())
+                      graph=graph, ops=[op for op in graph.get_operations()
+                                        if op not in existing])
         with tf.control_dependencies([spec.train_op]):
             step_loss = tf.reshape(tf.cast(spec.loss, tf.float32), [])
             merged = (tf.summary.merge(new, collections=[]) if new
@@ -235,40 +240,40 @@ def _fallback_reason(traced, outer_graph):
                 "loop where the session cannot run it")
     # The body's arguments (loop variables, captured tensors) are placeholders too.
     arguments = {t.op for t in getattr(body, "inputs", ())}
-    placeholders = [op.name for op in body.get_operations()
+    placeholders = [op.name for op in traced["ops"]
                     if op.type in ("Placeholder", "PlaceholderWithDefault")
                     and op not in arguments]
     if placeholders:
         return (f"the model_fn creates placeholders ({_names(placeholders)}), which a "
                 "loop feeds once per K steps")
     if outer_graph.seed is not None:
-        random = [op.name for op in body.get_operations()
+        random = [op.name for op in traced["ops"]
                   if op.type.startswith(_RANDOM_PREFIXES)]
         if random:
             return (f"tf_random_seed is set and the model_fn draws random numbers "
                     f"inside the loop ({_names(random)}): TensorFlow seeds such an op by "
                     "its position in its graph, so the draws would differ from single "
                     "steps'")
-    fused = _fused_by_onednn(body)
+    fused = _fused_by_onednn(traced["ops"])
     if fused:
         return (f"TensorFlow's oneDNN rewrites fuse products and their bias "
                 f"({_names(fused)}) in single steps' graph but not inside a loop, so "
                 "the numbers would differ in the last bits (TF_ENABLE_ONEDNN_OPTS=0 "
                 "turns the rewrites off, for single steps too)")
     replaced = [v.op.name for v in outer_graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES)
-                if _initializer_graph(v) is body]
+                if _initializer_graph(v) is body and body is not outer_graph]
     if replaced:
         return (f"the model_fn replaces initializers inside the loop ({_names(replaced)}:"
                 " init_from_checkpoint), where the session cannot run them")
     return None
 
 
-def _fused_by_onednn(body):
-    """The body's bias additions to a product that oneDNN would fuse (none when
-    its rewrites are off)."""
+def _fused_by_onednn(ops):
+    """The bias additions to a product among `ops` that oneDNN would fuse (none
+    when its rewrites are off)."""
     if not onednn_rewrites_on():
         return []
-    return [op.name for op in body.get_operations()
+    return [op.name for op in ops
             if op.type in _BIAS_OPS
             and any(t.op.type.startswith(_PRODUCT_OPS) for t in op.inputs)]
 
