@@ -4,6 +4,7 @@
     python tests/conformance/driver.py oracle [NAME_OR_PREFIX ...]  # tf.estimator 2.15
     python tests/conformance/driver.py --record   # regenerate the oracle's answers
     python tests/conformance/driver.py --check    # the recorded answers are the oracle's
+    python tests/conformance/driver.py lite --mode k4 [...]  # in a speed mode (MODES)
 
 `oracle` needs TF 2.15 + tensorflow-estimator 2.15 (ESTIMATOR_LITE_TF215_PYTHON);
 `--record` runs that interpreter and writes tests/data/conformance_oracle.json;
@@ -46,6 +47,36 @@ def make_env(flavor, registry):
     from estimator_lite import training  # noqa: PLC0415
     from estimator_lite.compat import v1  # noqa: PLC0415
     return registry.Env(flavor, tf, estimator_lite, v1, training)
+
+
+# Speed modes: estimator_lite run with an optimization forced on or off, to be
+# compared with the plain run (tests/conformance/speed_modes_test.py).
+MODES = ("k4", "k3", "pool")
+
+
+def set_mode(mode):
+    """Puts this (lite) process in a speed mode.
+
+    k4, k3: every RunConfig not given `experimental_steps_per_loop` loops K steps
+    per session call. pool: no session leaves TensorFlow's default executor.
+    Done here, in the driver's own process, by wrapping the library's functions:
+    the library has no switch for it, and a user sets these per RunConfig.
+    """
+    from estimator_lite import run_config  # noqa: PLC0415
+    from estimator_lite._engine import executor_choice  # noqa: PLC0415
+
+    if mode in ("k4", "k3"):
+        steps = int(mode[1:])
+        original = run_config.RunConfig.__init__
+
+        def init(self, *args, **kwargs):
+            kwargs.setdefault("experimental_steps_per_loop", steps)
+            original(self, *args, **kwargs)
+
+        run_config.RunConfig.__init__ = init
+    elif mode == "pool":
+        executor_choice.session_config = (
+            lambda graph, config, master, hooks=(), setup=(): config)
 
 
 def selected(names, patterns):
@@ -123,7 +154,12 @@ def main(argv):
         return
     if not argv or argv[0] not in ("oracle", "lite"):
         sys.exit(__doc__)
-    print(json.dumps(run(argv[0], argv[1:]), sort_keys=True))
+    patterns = list(argv[1:])
+    if patterns[:1] == ["--mode"] and argv[0] == "lite" and len(patterns) > 1:
+        load_scenarios()  # the path, before the library is imported
+        set_mode(patterns[1])
+        patterns = patterns[2:]
+    print(json.dumps(run(argv[0], patterns), sort_keys=True))
 
 
 if __name__ == "__main__":
