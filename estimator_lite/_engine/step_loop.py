@@ -340,13 +340,26 @@ class LoopHook(tf.train.SessionRunHook):
         self._body_graph = loop.body_graph
 
     def begin(self):
-        try:
-            self.hook.begin()
-        except ValueError:
-            # A model_fn's hook holding the body's tensors (a LoggingTensorHook of
-            # the loss) checks them against the default graph: the body's.
+        # A model_fn's hook holding the body's tensors (a LoggingTensorHook of the
+        # loss) checks them against the default graph: then it is the body's. Once:
+        # a hook's begin() may count or raise.
+        if self._holds_body_tensors():
             with self._body_graph.as_default():
                 self.hook.begin()
+        else:
+            self.hook.begin()
+
+    def _holds_body_tensors(self):
+        """Whether the hook's attributes hold tensors or ops of the loop's body."""
+        for value in vars(self.hook).values():
+            try:
+                items = tf.nest.flatten(value)
+            except (TypeError, ValueError):  # not a structure nest can walk
+                items = [value]
+            if any(isinstance(item, (tf.Tensor, tf.Operation))
+                   and item.graph is self._body_graph for item in items):
+                return True
+        return False
 
     def after_create_session(self, session, coord):
         self.hook.after_create_session(session, coord)

@@ -20,6 +20,7 @@ Who owns what:
 The Estimator builds the graph and the periodic actions, then hands them here.
 """
 
+import math
 import time
 
 from estimator_lite._engine import (
@@ -352,7 +353,8 @@ class TrainSession:
         """The loop's steps: K, or fewer to end exactly at the target step."""
         length = self._loop.steps_per_loop
         if self._target_step is not None:
-            length = max(1, min(length, self._target_step - last_step))
+            # A float target (steps=1.5) stops at the first whole step past it.
+            length = max(1, min(length, math.ceil(self._target_step - last_step)))
         return length
 
     def _loop_step(self, last_step):
@@ -364,8 +366,7 @@ class TrainSession:
         # global step by more than one); without one, a full loop feeds nothing.
         stop_at = self._target_step
         full = length == self._loop.steps_per_loop and stop_at is None
-        if stop_at is None:
-            stop_at = step_loop.NO_STOP
+        stop_at = step_loop.NO_STOP if stop_at is None else math.ceil(stop_at)
         if not self._hooks and not extra:
             step = self._run_step() if full else self._run_short_loop(length, stop_at)
             self._after_step(step, None)

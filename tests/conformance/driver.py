@@ -94,6 +94,8 @@ def run(flavor, patterns=()):
     env.tf.compat.v1.logging.set_verbosity(env.tf.compat.v1.logging.ERROR)
     results = {}
     for name in selected(registry.SCENARIOS, patterns):
+        # On stderr: a scenario that hangs is named by the last line there.
+        print(f"scenario {name}", file=sys.stderr, flush=True)
         os.environ.pop("TF_CONFIG", None)
         try:
             results[name] = registry.to_json(registry.SCENARIOS[name](env))
