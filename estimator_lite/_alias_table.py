@@ -203,6 +203,8 @@ _PRIVATE_ATTRIBUTES = {
         "one_of_every_n_export_versions", "union")},
     "util": {"_DatasetInitializerHook":
              "estimator_lite._engine.input_fn:DatasetInitializerHook"},
+    "tpu.tpu_estimator": {"ExportSavedModelApiVersion":
+                          "estimator_lite.tpu.tpu_estimator:ExportSavedModelApiVersion"},
     # The module's v1 helper (tf.compat.v1.train optimizers); its other names are
     # the TF2 canned estimators' (estimator_lite.canned.optimizers).
     "canned.optimizers": {

@@ -78,6 +78,9 @@ PRIVATE_CONCEPTS = [
     ("canned.optimizers", "get_optimizer_instance_v2",
      "estimator_lite.canned.optimizers:get_optimizer_instance_v2"),
     ("inputs.numpy_io", "numpy_input_fn", "estimator_lite.inputs.numpy_io:numpy_input_fn"),
+    # adanet's TPU estimator passes export_saved_model_api_version=... by this path.
+    ("tpu.tpu_estimator", "ExportSavedModelApiVersion",
+     "estimator_lite.tpu.tpu_estimator:ExportSavedModelApiVersion"),
 ]
 # (alias path, attribute chain) -> the estimator_lite module a lookup must ask for.
 LAZY_TARGETS = [
