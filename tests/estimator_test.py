@@ -635,6 +635,23 @@ def test_a_different_model_in_an_existing_model_dir_fails_before_writing(tmp_pat
     assert str(tmp_path) in message
     after = {n: os.path.getmtime(tmp_path / n) for n in os.listdir(tmp_path)}
     assert after == before  # nothing written, nothing rewritten
+    # tf.estimator 2.15's restore raised InvalidArgumentError here: so does this.
+    assert isinstance(info.value, tf.errors.InvalidArgumentError)
+
+
+def test_a_model_with_a_new_variable_is_tf_estimators_not_found_error(tmp_path):
+    # tfgan's test_warm_start_error: the same model_dir, a model with one more
+    # variable; tf.estimator 2.15 raised NotFoundError from its restore.
+    est = models.make_estimator(tmp_path)
+    est.train(models.input_fn(), max_steps=2)
+
+    def bigger_model_fn(features, labels, mode, params):
+        tf.get_variable("new_var", [1])
+        return models.linear_model_fn(features, labels, mode, params)
+
+    other = el.Estimator(bigger_model_fn, config=est.config)
+    with pytest.raises(tf.errors.NotFoundError, match="new_var"):
+        other.train(models.input_fn(), max_steps=4)
 
 
 def test_evaluation_writes_summary_and_tensor_metrics_to_its_events(tmp_path):
