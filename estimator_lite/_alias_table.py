@@ -31,8 +31,9 @@ Flavours, as in TF 2.15: `tf.estimator` and `tf.compat.v2.estimator` are the v2 
 
 import dataclasses
 
-__all__ = ["ALIASES", "Alias", "ESTIMATOR_ATTRIBUTE_OWNERS", "KERAS_ATTRIBUTE_OWNERS",
-           "PRIVATE_ROOTS", "is_alias_path"]
+__all__ = ["ALIASES", "Alias", "COMPAT_MODULE_OWNERS", "ESTIMATOR_ATTRIBUTE_OWNERS",
+           "KERAS_ATTRIBUTE_OWNERS", "NESTED_ATTRIBUTE_OWNERS", "PRIVATE_ROOTS",
+           "is_alias_path"]
 
 V2_API = "estimator_lite"
 V1_API = "estimator_lite.compat.v1"
@@ -114,8 +115,9 @@ _PRIVATE = {
     "canned.dnn": ("estimator_lite.canned.dnn",),
     "canned.linear": ("estimator_lite.canned.linear", "estimator_lite.canned.linear_sdca"),
     "canned.dnn_linear_combined": ("estimator_lite.canned.dnn_linear_combined",),
-    # canned/head.py is tf.estimator's v1 head module (`_Head`, `_regression_head`).
-    "canned.head": (V1_API,),
+    # canned/head.py is tf.estimator's v1 head module: its private factories
+    # (`_regression_head`, ...) are served; `_Head` has no equivalent.
+    "canned.head": ("estimator_lite.canned.head", V1_API),
     "canned.optimizers": ("estimator_lite.canned.optimizers",),
     "canned.metric_keys": ("estimator_lite.head.keys",),
     "canned.prediction_keys": ("estimator_lite.head.keys",),
@@ -203,6 +205,8 @@ _PRIVATE_ATTRIBUTES = {
         "one_of_every_n_export_versions", "union")},
     "util": {"_DatasetInitializerHook":
              "estimator_lite._engine.input_fn:DatasetInitializerHook"},
+    "tpu.tpu_estimator": {"ExportSavedModelApiVersion":
+                          "estimator_lite.tpu.tpu_estimator:ExportSavedModelApiVersion"},
     # The module's v1 helper (tf.compat.v1.train optimizers); its other names are
     # the TF2 canned estimators' (estimator_lite.canned.optimizers).
     "canned.optimizers": {
@@ -250,18 +254,46 @@ def _build():
 
 ALIASES = _build()
 
+_V1_ESTIMATOR = "tensorflow.compat.v1.estimator"
+_V2_ESTIMATOR = "tensorflow.compat.v2.estimator"
+_KERAS_ESTIMATOR_ALIAS = "tensorflow.keras.estimator"
 # The TensorFlow modules (attribute paths from the `tensorflow` package) that had an
 # `estimator` attribute up to TF 2.15, and the alias each one gets.
 ESTIMATOR_ATTRIBUTE_OWNERS = (
     ((), "tensorflow.estimator"),
-    (("compat", "v1"), "tensorflow.compat.v1.estimator"),
-    (("compat", "v2"), "tensorflow.compat.v2.estimator"),
+    (("compat", "v1"), _V1_ESTIMATOR),
+    (("compat", "v2"), _V2_ESTIMATOR),
 )
-# Same for `tf.keras.estimator` / `tf.compat.v1.keras.estimator`.
+# Same for `tf.keras.estimator`, `tf.compat.v1.keras.estimator`, ...
 KERAS_ATTRIBUTE_OWNERS = (
-    (("keras",), "tensorflow.keras.estimator"),
-    (("compat", "v1", "keras"), "tensorflow.keras.estimator"),
+    (("keras",), _KERAS_ESTIMATOR_ALIAS),
+    (("compat", "v1", "keras"), _KERAS_ESTIMATOR_ALIAS),
+    (("compat", "v2", "keras"), _KERAS_ESTIMATOR_ALIAS),
 )
+# The compat namespaces' own compat namespaces, each with its own `estimator` and
+# `keras.estimator` in TF 2.x (tf.compat.v2.compat.v1.estimator, which adanet reads,
+# tf.compat.v1.compat.v2.estimator, ...): a `compat.v1` is a v1 API, a `compat.v2` a
+# v2 one, and theirs are these same objects again (checked on TF 2.15 and 2.21), so
+# two levels reach every module TF 2.15 serves its estimator from. TF 1.15 has
+# fewer of them: a path its build lacks is skipped.
+_NESTED = (
+    (("compat", "v1", "compat", "v1"), _V1_ESTIMATOR),
+    (("compat", "v1", "compat", "v2"), _V2_ESTIMATOR),
+    (("compat", "v2", "compat", "v1"), _V1_ESTIMATOR),
+    (("compat", "v2", "compat", "v2"), _V2_ESTIMATOR),
+)
+NESTED_ATTRIBUTE_OWNERS = _NESTED + tuple(
+    (path + ("keras",), _KERAS_ESTIMATOR_ALIAS) for path, _ in _NESTED)
+# The same from a compat module imported by its own name (`import
+# tensorflow.compat.v1 as tf` is a module object distinct from `tf.compat.v1`):
+# (its own alias, its nested owners).
+COMPAT_MODULE_OWNERS = {
+    name: (alias, ((("compat", "v1"), _V1_ESTIMATOR), (("compat", "v2"), _V2_ESTIMATOR),
+                   (("compat", "v1", "keras"), _KERAS_ESTIMATOR_ALIAS),
+                   (("compat", "v2", "keras"), _KERAS_ESTIMATOR_ALIAS)))
+    for name, alias in (("tensorflow.compat.v1", _V1_ESTIMATOR),
+                        ("tensorflow.compat.v2", _V2_ESTIMATOR))
+}
 
 
 def is_alias_path(name):

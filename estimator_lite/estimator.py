@@ -196,6 +196,62 @@ class Estimator:
                 tf.set_random_seed(self._config.tf_random_seed)
         return graph
 
+    def _create_global_step(self, graph):
+        """Creates the global step variable in `graph` (tf.estimator's method).
+
+        Args:
+          graph: the graph to create it in.
+
+        Returns:
+          The global step variable: an integer named 'global_step', in the
+          `GLOBAL_STEP` collection.
+
+        Raises:
+          ValueError: `graph` already has a global step.
+        """
+        return tf.train.create_global_step(graph)
+
+    def _create_and_assert_global_step(self, graph):
+        """Creates the global step of a train, eval, predict or export graph.
+
+        tf.estimator's method, which subclasses may override (adanet does): every
+        graph the Estimator builds gets its global step from here, before the
+        input_fn is called.
+
+        Args:
+          graph: the graph being built (the default graph).
+
+        Returns:
+          The global step variable.
+
+        Raises:
+          AssertionError: the created step is not `graph`'s global step or not an
+            integer (tf.estimator's asserts).
+        """
+        step = self._create_global_step(graph)
+        if step is not tf.train.get_global_step():
+            raise AssertionError(f"_create_global_step returned {step!r}, which is not "
+                                 "the graph's global step (tf.train.get_global_step())")
+        if not step.dtype.is_integer:
+            raise AssertionError(f"the global step must be an integer, got {step!r}")
+        return step
+
+    def _global_step_for_loop(self):
+        """The default graph's global step, created through
+        `_create_and_assert_global_step` (train and evaluate need it).
+
+        Raises:
+          ValueError: an override returned None (a SavedModelEstimator-style
+            subclass whose model_fn creates the global step).
+        """
+        step = self._create_and_assert_global_step(tf.get_default_graph())
+        if step is None:
+            raise ValueError(
+                f"{type(self).__name__}._create_and_assert_global_step returned None; "
+                "estimator_lite's train() and evaluate() need the global step before "
+                "the model_fn is called (a model_fn creating it is not supported)")
+        return step
+
     # Checkpoints -------------------------------------------------------------------
 
     def latest_checkpoint(self):
@@ -313,7 +369,7 @@ class Estimator:
         """The TrainSession over a new training graph, or None when a non-chief
         task's max_steps was reached meanwhile (see `_reached_while_building`)."""
         config = self._config
-        global_step = tf.train.get_or_create_global_step()
+        global_step = self._global_step_for_loop()
         built = runner.build_train(
             lambda ctx: self._input_fn_result(input_fn, ModeKeys.TRAIN, ctx),
             self._call_train_model_fn, global_step, steps_per_loop)
@@ -402,7 +458,7 @@ class Estimator:
         built = runner.build_eval(
             lambda ctx: self._input_fn_result(input_fn, ModeKeys.EVAL, ctx),
             lambda f, lbl: self._call_model_fn(f, lbl, ModeKeys.EVAL),
-            tf.train.get_or_create_global_step())
+            self._global_step_for_loop())
         scaffold = input_fn_lib.scaffold_with_input(built.scaffold, built.initializer)
         if variable_values is not None:
             scaffold = eval_loop.scaffold_loading(scaffold, variable_values)
@@ -440,7 +496,7 @@ class Estimator:
                             "variables.", self._model_dir)
         graph = self._new_graph()
         with graph.as_default():
-            tf.train.get_or_create_global_step()
+            self._create_and_assert_global_step(graph)
             inputs = self._call_input_fn(input_fn, ModeKeys.PREDICT)
             if not input_fn_lib.ends(inputs.features):
                 logging.warning("Input graph does not use tf.data.Dataset or contain a "
@@ -511,15 +567,21 @@ class Estimator:
 
     def _export(self, export_dir_base, receiver_fn_map, assets_extra, as_text,
                 checkpoint_path, strip_default_attrs):
+        def new_mode_graph():
+            # The global step comes first, before the receiver fn, as in tf.estimator.
+            graph = self._new_graph()
+            with graph.as_default():
+                self._create_and_assert_global_step(graph)
+            return graph
+
         def mode_graph(mode, receiver):
-            tf.train.get_or_create_global_step()
             labels = getattr(receiver, "labels", None)
             return (self._call_train_model_fn(receiver.features, labels)
                     if mode == ModeKeys.TRAIN else
                     self._call_model_fn(receiver.features, labels, mode))
 
         return saved_model_lib.export_saved_model(
-            export_dir_base, receiver_fn_map, mode_graph, self._new_graph,
+            export_dir_base, receiver_fn_map, mode_graph, new_mode_graph,
             self._require_checkpoint(checkpoint_path), self._local_session_config(),
             assets_extra, as_text, strip_default_attrs)
 
@@ -572,8 +634,9 @@ def eval_scaffold(estimator, input_fn):
     begins, so what it cannot copy fails early (as tf.estimator's hook, which builds
     its evaluation graph in `begin`).
     """
-    with estimator._new_graph().as_default():
-        tf.train.get_or_create_global_step()
+    graph = estimator._new_graph()
+    with graph.as_default():
+        estimator._create_and_assert_global_step(graph)
         inputs = estimator._call_input_fn(input_fn, ModeKeys.EVAL)
         return estimator._call_model_fn(inputs.features, inputs.labels,
                                         ModeKeys.EVAL).scaffold

@@ -9,6 +9,7 @@ Garbage collection only ever removes timestamp-named (all-digit) directories.
 
 import abc
 import inspect
+import numbers
 import os
 
 from estimator_lite._engine import event_files, validation
@@ -20,13 +21,20 @@ __all__ = ["Exporter", "LatestExporter", "BestExporter", "FinalExporter",
            "gc_exports"]
 
 
-class Exporter(abc.ABC):
-    """Base class of exporters: a `name` and an `export` method."""
+class Exporter:
+    """Base class of exporters: a `name` and an `export` method.
+
+    As tf.estimator's, a plain class whose methods are marked abstract without
+    being enforced: a subclass without `export` (or `Exporter()` itself) can be
+    built, and its `export` exports nothing.
+    """
 
     @property
     @abc.abstractmethod
     def name(self):
-        """Directory name under ``<model_dir>/export``; unique within an EvalSpec."""
+        """Directory name under ``<model_dir>/export`` (or an absolute path: the
+        export path is ``os.path.join(model_dir, "export", name)``); unique within
+        an EvalSpec, which checks it is a non-empty string."""
 
     @abc.abstractmethod
     def export(self, estimator, export_path, checkpoint_path, eval_result,
@@ -54,21 +62,20 @@ class Exporter(abc.ABC):
         del eval_dir_name
 
 
-def _check_name(name):
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty string, got {name!r}")
-    if os.sep in name or name in (".", ".."):
-        raise ValueError(f"name must be a plain directory name, got {name!r}")
-    return name
-
-
 def _check_exports_to_keep(exports_to_keep):
     """How many exports to keep: None (all) or an int >= 1.
+
+    A float or bool equal to 1 is 1: tf.estimator's garbage collection keeps one
+    export for them (other floats fail there, at the first export).
 
     Raises:
       TypeError: not an int or None.
       ValueError: < 1.
     """
+    not_int = not isinstance(exports_to_keep, numbers.Integral) or isinstance(
+        exports_to_keep, bool)
+    if not_int and isinstance(exports_to_keep, numbers.Real) and exports_to_keep == 1:
+        return 1
     value = validation.check_int("exports_to_keep", exports_to_keep, allow_none=True)
     if value is not None and value < 1:
         raise ValueError("exports_to_keep must be >= 1 (a positive number) or None, "
@@ -107,7 +114,9 @@ class _SavedModelExporter(Exporter):
 
     def __init__(self, name, serving_input_receiver_fn, assets_extra=None,
                  as_text=False, exports_to_keep=5):
-        self._name = _check_name(name)
+        # Any name, as tf.estimator: 'mnist/' exports under model_dir/export/mnist,
+        # an absolute path there; EvalSpec refuses None, '' and non-strings.
+        self._name = name
         self._serving_input_receiver_fn = validation.check_callable(
             "serving_input_receiver_fn", serving_input_receiver_fn)
         if assets_extra is not None and not isinstance(assets_extra, dict):

@@ -9,8 +9,9 @@ How, without importing TensorFlow early:
 - a meta-path finder serves the aliased paths (`tensorflow_estimator...`,
   `tensorflow.python.estimator...`, `tensorflow.estimator`, ...) as alias modules
   whose attributes are looked up in their estimator_lite targets at first use;
-- the `estimator` attributes of `tensorflow`, `tf.compat.v1` and `tf.compat.v2`
-  (and `tf.keras.estimator`) are set as soon as those modules exist: at install
+- the `estimator` attributes of `tensorflow`, `tf.compat.v1` and `tf.compat.v2`,
+  of their nested compat modules (`tf.compat.v2.compat.v1`, ...) and of their
+  `keras` modules are set as soon as those modules exist: at install
   time if TensorFlow is already imported, otherwise right after the program imports
   it (a second finder wraps TensorFlow's loader and attaches once it has run).
   TensorFlow's own modules are reached through `estimator_lite._tf`.
@@ -319,7 +320,12 @@ def _tensorflow_module(path):
     imported (a first lookup through an alias), so that module can be only half
     initialised here.
     """
-    module = sys.modules["tensorflow"]
+    return _module_at("tensorflow", path)
+
+
+def _module_at(root, path):
+    """The module at attribute `path` from module `root` (read from sys.modules)."""
+    module = sys.modules[root]
     for name in path:
         module = getattr(module, name)
     return module
@@ -351,24 +357,34 @@ def _attach(module_name):
     if module_name == "tensorflow":
         _attach_owners(_alias_table.ESTIMATOR_ATTRIBUTE_OWNERS)
         _attach_owners(_alias_table.KERAS_ATTRIBUTE_OWNERS)
+        _attach_owners(_alias_table.NESTED_ATTRIBUTE_OWNERS, optional=True)
     else:
-        alias = f"{module_name}.estimator"
-        _set_attribute(sys.modules[module_name], "estimator",
-                       _alias_modules.REGISTRY.module(alias))
+        # `import tensorflow.compat.v1` (or v2): a module object of its own, with
+        # compat namespaces of its own.
+        alias, nested = _alias_table.COMPAT_MODULE_OWNERS[module_name]
+        _attach_owners((((), alias),), module_name)
+        _attach_owners(nested, module_name, optional=True)
 
 
-def _attach_owners(owners):
+def _attach_owners(owners, root="tensorflow", optional=False):
     """Sets `estimator` on each (attribute path, alias) owner TensorFlow has.
 
     Runs inside the program's `import tensorflow`, so a TensorFlow build without one
     of them (or whose Keras fails to load for `tf.keras`) is logged, not raised.
+
+    Args:
+      owners: (attribute path from `root`, alias module name) pairs.
+      root: the module (in sys.modules) the paths start from.
+      optional: True for owners some TensorFlow builds lack (TF 1.15's compat
+        modules have no nested compat): a missing one is skipped without a warning.
     """
     for path, alias in owners:
         try:
-            owner = _tensorflow_module(path)
+            owner = _module_at(root, path)
         except (ImportError, AttributeError) as error:
-            _LOGGER.warning("estimator_lite: tf.%s.estimator not set: %s",
-                            ".".join(path), error)
+            log = _LOGGER.debug if optional else _LOGGER.warning
+            log("estimator_lite: %s.estimator not set: %s", ".".join((root,) + path),
+                error)
             continue
         _set_attribute(owner, "estimator", _alias_modules.REGISTRY.module(alias))
 

@@ -407,6 +407,62 @@ def test_subclasses_cannot_override_estimator_members(tmp_path):
         is None
 
 
+def test_create_and_assert_global_step_makes_every_graphs_global_step(tmp_path):
+    # tf.estimator 2.15 (checked on the oracle): train, evaluate, predict and export
+    # each call it once with the graph being built (the default graph); a subclass
+    # may override it (adanet, a global step in a variable scope) and the override
+    # takes effect; _create_global_step itself may not be overridden.
+    calls = []
+
+    class Recording(el.Estimator):
+        def _create_and_assert_global_step(self, graph):
+            calls.append(graph is tf.get_default_graph())
+            return super()._create_and_assert_global_step(graph)
+
+    est = Recording(models.linear_model_fn, model_dir=str(tmp_path / "a"))
+    seen = {}
+    for name, run in [
+            ("train", lambda: est.train(models.input_fn(n=64), steps=2)),
+            ("evaluate", lambda: est.evaluate(models.input_fn(n=64, epochs=1))),
+            ("predict", lambda: list(est.predict(models.input_fn(n=8, epochs=1)))),
+            ("export", lambda: est.export_saved_model(str(tmp_path / "export"),
+                                                      models.raw_serving_input_fn))]:
+        run()
+        seen[name], calls[:] = list(calls), []
+    assert seen == {"train": [True], "evaluate": [True], "predict": [True],
+                    "export": [True]}
+
+    class Scoped(el.Estimator):
+        def _create_and_assert_global_step(self, graph):
+            with tf.variable_scope("tag"):
+                return tf.train.create_global_step(graph)
+
+    scoped = Scoped(models.linear_model_fn, model_dir=str(tmp_path / "b"))
+    scoped.train(models.input_fn(n=64), steps=2)
+    assert "tag/global_step" in scoped.get_variable_names()
+    assert scoped.evaluate(models.input_fn(n=64, epochs=1))["global_step"] == 2
+
+    # tf.estimator's asserts on what _create_global_step made.
+    plain = el.Estimator(models.linear_model_fn, model_dir=str(tmp_path / "c"))
+    with tf.Graph().as_default() as graph:
+        plain._create_global_step = lambda g: tf.get_variable("other", [], tf.int64)
+        with pytest.raises(AssertionError, match="not the graph's global step"):
+            plain._create_and_assert_global_step(graph)
+    with tf.Graph().as_default() as graph:
+        del plain._create_global_step
+        step = plain._create_and_assert_global_step(graph)
+        assert step is tf.train.get_global_step() and step.op.name == "global_step"
+        with pytest.raises(ValueError, match="already exists"):
+            plain._create_and_assert_global_step(graph)
+
+    class Own(el.Estimator):
+        def _create_global_step(self, graph):
+            return super()._create_global_step(graph)
+
+    with pytest.raises(ValueError, match=r"Own overrides \['_create_global_step'\]"):
+        Own(models.linear_model_fn, model_dir=str(tmp_path / "d"))
+
+
 def test_model_fn_property_is_bound_to_params_as_in_tf_estimator(tmp_path):
     # tf.estimator's Estimator.model_fn is model_fn(features, labels, mode, config)
     # with params bound; libraries (tensorflow_hub's exporter) call it so.
@@ -579,6 +635,23 @@ def test_a_different_model_in_an_existing_model_dir_fails_before_writing(tmp_pat
     assert str(tmp_path) in message
     after = {n: os.path.getmtime(tmp_path / n) for n in os.listdir(tmp_path)}
     assert after == before  # nothing written, nothing rewritten
+    # tf.estimator 2.15's restore raised InvalidArgumentError here: so does this.
+    assert isinstance(info.value, tf.errors.InvalidArgumentError)
+
+
+def test_a_model_with_a_new_variable_is_tf_estimators_not_found_error(tmp_path):
+    # tfgan's test_warm_start_error: the same model_dir, a model with one more
+    # variable; tf.estimator 2.15 raised NotFoundError from its restore.
+    est = models.make_estimator(tmp_path)
+    est.train(models.input_fn(), max_steps=2)
+
+    def bigger_model_fn(features, labels, mode, params):
+        tf.get_variable("new_var", [1])
+        return models.linear_model_fn(features, labels, mode, params)
+
+    other = el.Estimator(bigger_model_fn, config=est.config)
+    with pytest.raises(tf.errors.NotFoundError, match="new_var"):
+        other.train(models.input_fn(), max_steps=4)
 
 
 def test_evaluation_writes_summary_and_tensor_metrics_to_its_events(tmp_path):

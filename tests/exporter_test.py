@@ -172,13 +172,47 @@ def test_best_exporter_custom_pattern_and_compare_fn(tmp_path):
     assert _export(best, estimator, 30, 1.5) is not None
 
 
+def test_exporters_take_any_name_as_tf_estimator_and_evalspec_checks_it():
+    # tf.estimator 2.15 stores the name as given (kubeflow's mnist passes 'mnist/'
+    # or an absolute dir) and Exporter() itself can be built; EvalSpec refuses
+    # None, '' and non-strings.
+    base = el.Exporter()
+    assert base.name is None
+    assert base.export(None, "p", "c", {}, True) is None
+    for name in ("a/b", "mnist/", "/abs/dir", "", None, 5):
+        assert el.LatestExporter(name, _serving_fn).name == name
+        assert el.FinalExporter(name, _serving_fn).name == name
+        assert el.BestExporter(name, _serving_fn).name == name
+    for name in ("", None, 5):
+        with pytest.raises(ValueError, match="Exporter"):
+            el.EvalSpec(lambda: None, exporters=el.LatestExporter(name, _serving_fn))
+    # tf.estimator's GC keeps one export for a float or bool equal to 1.
+    assert el.LatestExporter("a", _serving_fn, exports_to_keep=1.0)._exports_to_keep == 1
+    with pytest.raises(TypeError, match="exports_to_keep must be an int"):
+        el.LatestExporter("a", _serving_fn, exports_to_keep=1.5)
+
+
+def test_exporter_names_with_a_slash_or_an_absolute_path_export_as_tf_estimator(
+        tmp_path):
+    # tf.estimator 2.15 (checked on the oracle): <model_dir>/export/mnist/<ts>,
+    # <model_dir>/export/best/sub/<ts> and /abs/dir/<ts>, GC'd there.
+    est = models.make_estimator(tmp_path / "md", save_checkpoints_steps=2)
+    absolute = str(tmp_path / "abs" / "dir")
+    receiver_fn = models.raw_serving_input_fn
+    exporters = [el.LatestExporter("mnist/", receiver_fn, exports_to_keep=1),
+                 el.FinalExporter(absolute, receiver_fn),
+                 el.BestExporter("best/sub", receiver_fn, exports_to_keep=1)]
+    el.train_and_evaluate(est, el.TrainSpec(models.input_fn(n=64), max_steps=4),
+                          el.EvalSpec(models.input_fn(n=64, epochs=1), steps=1,
+                                      exporters=exporters, start_delay_secs=0,
+                                      throttle_secs=0))
+    stamps = {path: [n for n in os.listdir(path) if n.isdigit()] for path in (
+        str(tmp_path / "md" / "export" / "mnist"), absolute,
+        str(tmp_path / "md" / "export" / "best" / "sub"))}
+    assert all(len(found) == 1 for found in stamps.values()), stamps
+
+
 def test_exporter_argument_errors():
-    with pytest.raises(TypeError):
-        el.Exporter()  # abstract
-    with pytest.raises(ValueError, match="name must be a non-empty string"):
-        el.LatestExporter("", _serving_fn)
-    with pytest.raises(ValueError, match="plain directory name"):
-        el.LatestExporter("a/b", _serving_fn)
     with pytest.raises(ValueError, match="exports_to_keep must be >= 1"):
         el.LatestExporter("a", _serving_fn, exports_to_keep=0)
     with pytest.raises(TypeError, match="serving_input_receiver_fn must be callable"):

@@ -78,6 +78,13 @@ PRIVATE_CONCEPTS = [
     ("canned.optimizers", "get_optimizer_instance_v2",
      "estimator_lite.canned.optimizers:get_optimizer_instance_v2"),
     ("inputs.numpy_io", "numpy_input_fn", "estimator_lite.inputs.numpy_io:numpy_input_fn"),
+    # adanet's tests build v1 heads with tf.estimator's private factories.
+    ("canned.head", "_binary_logistic_head_with_sigmoid_cross_entropy_loss",
+     "estimator_lite.canned.head:_binary_logistic_head_with_sigmoid_cross_entropy_loss"),
+    ("canned.head", "_regression_head", "estimator_lite.canned.head:_regression_head"),
+    # adanet's TPU estimator passes export_saved_model_api_version=... by this path.
+    ("tpu.tpu_estimator", "ExportSavedModelApiVersion",
+     "estimator_lite.tpu.tpu_estimator:ExportSavedModelApiVersion"),
 ]
 # (alias path, attribute chain) -> the estimator_lite module a lookup must ask for.
 LAZY_TARGETS = [
@@ -88,7 +95,8 @@ LAZY_TARGETS = [
     ("tensorflow_estimator.python.estimator.tpu.tpu_estimator", "TPUEstimator",
      "estimator_lite.tpu"),
     ("tensorflow.python.estimator.tpu.tpu_config", "RunConfig", "estimator_lite.tpu"),
-    ("tensorflow.python.estimator.canned.head", "_Head", "estimator_lite.compat.v1"),
+    ("tensorflow.python.estimator.canned.head", "_regression_head",
+     "estimator_lite.canned.head"),
     ("tensorflow.keras.estimator", "model_to_estimator", "estimator_lite"),
     ("tensorflow_estimator.python.estimator.keras_lib", "model_to_estimator",
      "estimator_lite"),
@@ -131,6 +139,70 @@ def test_tf_estimator_spellings_resolve_to_estimator_lite(installed):
     assert v1_module.estimator is tf.compat.v1.estimator
     assert v2_module.estimator.RunConfig is estimator_lite.RunConfig
     assert importlib.import_module("tensorflow.estimator") is tf.estimator
+
+
+# Every attribute path under `tf` that TF 2.15 resolves to its estimator API module
+# (enumerated on the oracle by walking `compat`, `v1`, `v2` and `keras` attributes;
+# deeper paths are the same module objects again): "v1" for
+# tensorflow_estimator's api._v1.estimator, "v2" for api._v2.estimator, "keras"
+# for a keras namespace's estimator module (model_to_estimator).
+NESTED_ESTIMATOR_PATHS = {
+    "estimator": "v2",
+    "compat.v1.estimator": "v1",
+    "compat.v2.estimator": "v2",
+    "compat.v1.compat.v1.estimator": "v1",
+    "compat.v1.compat.v2.estimator": "v2",
+    "compat.v2.compat.v1.estimator": "v1",
+    "compat.v2.compat.v2.estimator": "v2",
+    "compat.v1.compat.v1.compat.v1.estimator": "v1",
+    "compat.v1.compat.v1.compat.v2.estimator": "v2",
+    "compat.v1.compat.v2.compat.v1.estimator": "v1",
+    "compat.v1.compat.v2.compat.v2.estimator": "v2",
+    "compat.v2.compat.v1.compat.v1.estimator": "v1",
+    "compat.v2.compat.v1.compat.v2.estimator": "v2",
+    "compat.v2.compat.v2.compat.v1.estimator": "v1",
+    "compat.v2.compat.v2.compat.v2.estimator": "v2",
+    "keras.estimator": "keras",
+    "compat.v1.keras.estimator": "keras",
+    "compat.v2.keras.estimator": "keras",
+    "compat.v1.compat.v1.keras.estimator": "keras",
+    "compat.v1.compat.v2.keras.estimator": "keras",
+    "compat.v2.compat.v1.keras.estimator": "keras",
+    "compat.v2.compat.v2.keras.estimator": "keras",
+}
+
+
+def _attribute_path(module, path):
+    for name in filter(None, path.split(".")):
+        module = getattr(module, name)
+    return module
+
+
+def test_nested_compat_paths_resolve_as_in_tf_2_15(installed):
+    # adanet/core/tpu_estimator.py reads tf.compat.v2.compat.v1.estimator.tpu.
+    v1_api = importlib.import_module("estimator_lite.compat.v1")
+    expected = {"v1": v1_api.DNNClassifier, "v2": estimator_lite.DNNClassifier}
+    for path, flavor in NESTED_ESTIMATOR_PATHS.items():
+        module = _attribute_path(tf, path)
+        if flavor == "keras":
+            assert module.model_to_estimator is estimator_lite.model_to_estimator, path
+        else:
+            assert module.DNNClassifier is expected[flavor], path
+    assert tf.compat.v2.compat.v1.estimator.tpu.TPUEstimator is (
+        importlib.import_module("estimator_lite.tpu").TPUEstimator)
+    # The same from the compat modules imported by name (module objects of their own).
+    for name in ("tensorflow.compat.v1", "tensorflow.compat.v2"):
+        module = importlib.import_module(name)
+        flavor = name.rsplit(".", 1)[1]
+        assert module.estimator.DNNClassifier is expected[flavor]
+        assert module.compat.v1.estimator.DNNClassifier is expected["v1"]
+        assert module.compat.v2.estimator.DNNClassifier is expected["v2"]
+
+
+def test_nested_compat_paths_are_left_alone_without_install():
+    for path in NESTED_ESTIMATOR_PATHS:
+        owner, _, name = path.rpartition(".")
+        assert name not in vars(_attribute_path(tf, owner)), path
 
 
 @pytest.mark.parametrize("root", ROOTS)
@@ -241,7 +313,7 @@ def test_v1_tpu_and_keras_paths_ask_for_their_target_lazily(installed, monkeypat
     fake = types.ModuleType(target)
     fake.__dict__.update({name: object() for name in (
         "Estimator", "DNNClassifier", "LinearClassifier", "TPUEstimator", "RunConfig",
-        "_Head", "model_to_estimator")})
+        "_regression_head", "model_to_estimator")})
     fake.tpu = fake
 
     def fake_import(name):

@@ -99,7 +99,8 @@ def run_evaluation(*, update_op, values, scaffold, hooks, checkpoint_path,
       order (see `metric_fetches`), as tf.estimator returns them.
 
     Raises:
-      ValueError: no batch ran (empty input), or an infinite dataset without steps.
+      ValueError: an infinite dataset without steps. An input that yields no batch
+        is not an error (tf.estimator's metrics of no data, with a warning).
     """
     restored = RestoredSession(scaffold, checkpoint_path, session_config, master, hooks,
                                fetch_with_local_init=cardinality)
@@ -107,9 +108,14 @@ def run_evaluation(*, update_op, values, scaffold, hooks, checkpoint_path,
         total = _eval_batches(restored.local_init_results, steps)
         done = _run_eval_loop(session, hooks, update_op, steps, total)
         if done == 0:
-            raise ValueError("evaluation ran no batch: the eval input_fn produced "
-                             "no data (an empty dataset?); metrics would be "
-                             "meaningless")
+            # tf.estimator returns the metrics of no data (loss 0.0, the mean of
+            # nothing) and programs rely on it (tensorflow_ranking's tests): so do
+            # we, but say so, since the numbers describe no data at all.
+            logging.warning(
+                "Evaluation ran no batch: the eval input_fn produced no data (an "
+                "empty dataset?). The metrics are those of no data (loss 0.0), as "
+                "tf.estimator reports them; a BestExporter or an early-stopping hook "
+                "takes them at face value.")
         metrics = session.run(values)
     return _in_result_order(metrics)
 

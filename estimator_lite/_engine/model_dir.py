@@ -24,7 +24,8 @@ __all__ = [
     "worker_done_file", "parse_worker_done_file", "is_export_timestamp",
     "checkpoint_step", "checkpoint_paths", "latest_checkpoint", "EVENT_FILE_GLOB",
     "event_file_pattern", "OWNED_FILE_PATTERNS", "OWNED_DIR_PATTERNS",
-    "MODEL_DIR_SIGNS", "resolve_model_dir",
+    "MODEL_DIR_SIGNS", "resolve_model_dir", "CheckpointLacksVariablesError",
+    "CheckpointMismatchError",
 ]
 
 CHECKPOINT_BASENAME = "model.ckpt"
@@ -233,6 +234,26 @@ def _flavor_hint(missing, saved, estimator_name):
     return ""
 
 
+class CheckpointLacksVariablesError(ValueError, tf.errors.NotFoundError):
+    """A checkpoint lacks variables the model needs: a ValueError saying so, and the
+    `tf.errors.NotFoundError` tf.estimator's restore raised (tfgan's tests catch it).
+    """
+
+    def __init__(self, message):
+        tf.errors.NotFoundError.__init__(self, None, None, message)
+        self.args = (message,)
+
+
+class CheckpointMismatchError(ValueError, tf.errors.InvalidArgumentError):
+    """A checkpoint variable has another shape or dtype than the model's: a
+    ValueError saying so, and the `tf.errors.InvalidArgumentError` tf.estimator's
+    restore raised."""
+
+    def __init__(self, message):
+        tf.errors.InvalidArgumentError.__init__(self, None, None, message)
+        self.args = (message,)
+
+
 def check_checkpoint_matches(checkpoint_path, variables, model_dir, require_all=True,
                              estimator_name=None):
     """Checks that a checkpoint holds these variables with the same shapes and dtypes.
@@ -250,9 +271,11 @@ def check_checkpoint_matches(checkpoint_path, variables, model_dir, require_all=
       estimator_name: the estimator's class name, for the hint in the message.
 
     Raises:
-      ValueError: a variable is missing from the checkpoint (names the model_dir, a
-        few missing names and, when the names show it, which class to use), or a
-        variable in both has another shape or dtype (names the variable, both
+      CheckpointLacksVariablesError: (a ValueError and a tf.errors.NotFoundError) a
+        variable is missing from the checkpoint (names the model_dir, a few missing
+        names and, when the names show it, which class to use).
+      CheckpointMismatchError: (a ValueError and a tf.errors.InvalidArgumentError)
+        a variable in both has another shape or dtype (names the variable, both
         shapes or dtypes and the model_dir).
     """
     reader = tf.train.NewCheckpointReader(checkpoint_path)
@@ -266,14 +289,14 @@ def check_checkpoint_matches(checkpoint_path, variables, model_dir, require_all=
                 missing.append(name)
             continue
         if _shapes_differ(list(shapes[name]), graph_shape):
-            raise ValueError(
+            raise CheckpointMismatchError(
                 f"variable {name!r} has shape {graph_shape} in the model but "
                 f"{list(shapes[name])} in checkpoint {checkpoint_path!r}: model_dir "
                 f"{model_dir!r} holds a different model; use another model_dir (or "
                 "estimator_lite.fresh_start to clear it)")
         graph_dtype = variable.dtype.base_dtype
         if dtypes[name].base_dtype != graph_dtype:
-            raise ValueError(
+            raise CheckpointMismatchError(
                 f"variable {name!r} has dtype {graph_dtype.name} in the model but "
                 f"{dtypes[name].name} in checkpoint {checkpoint_path!r}: model_dir "
                 f"{model_dir!r} holds a different model")
@@ -281,7 +304,7 @@ def check_checkpoint_matches(checkpoint_path, variables, model_dir, require_all=
         shown = ", ".join(repr(n) for n in sorted(missing)[:_MISSING_SHOWN])
         more = (f" and {len(missing) - _MISSING_SHOWN} more"
                 if len(missing) > _MISSING_SHOWN else "")
-        raise ValueError(
+        raise CheckpointLacksVariablesError(
             f"model_dir {model_dir!r} holds a different model: checkpoint "
             f"{checkpoint_path!r} lacks {len(missing)} variable(s) this model needs: "
             f"{shown}{more}.{_flavor_hint(missing, shapes, estimator_name)} Otherwise "

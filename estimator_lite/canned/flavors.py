@@ -42,9 +42,11 @@ _COMBINED_LINEAR_LEARNING_RATE = 0.005
 
 
 class V1BinaryClassHead(head_lib.BinaryClassHead):
-    """The 2-class head of the v1 classifiers: TF 1.x's trapezoidal AUCs."""
+    """The 2-class head of the v1 classifiers: TF 1.x's trapezoidal AUCs and
+    accuracy_baseline."""
 
     _AUC_SUMMATION = "trapezoidal"
+    _BASELINE_OF_NO_DATA = None  # v1's max(mean, 1 - mean), 1.0 for no data
 
 
 def _fixed_linear_rate(num_linear_columns):

@@ -143,8 +143,12 @@ class PredictOutput(ExportOutput):
 
     @property
     def outputs(self):
-        """The output tensors by name."""
-        return dict(self._outputs)
+        """The output tensors by name: the dict this output holds, as tf.estimator's.
+
+        A change to it (adanet deletes entries in place) is what
+        `as_signature_def` then exports.
+        """
+        return self._outputs
 
     def as_signature_def(self, receiver_tensors):
         """A Predict SignatureDef.

@@ -53,6 +53,9 @@ class BinaryClassHead(Head):
     # How auc and auc_precision_recall sum their areas (metrics.SUMMATION_METHODS);
     # the v1 canned estimators use a subclass with TF 1.x's 'trapezoidal'.
     _AUC_SUMMATION = "careful_interpolation"
+    # tf.estimator's TF2 head reports accuracy_baseline 0 for an evaluation of no
+    # data (its total and count stay 0); its v1 head max(0, 1 - 0) = 1.
+    _BASELINE_OF_NO_DATA = 0.0
 
     def __init__(self, weight_column=None, thresholds=None, label_vocabulary=None,
                  loss_reduction=reduction.SUM_OVER_BATCH_SIZE, loss_fn=None, name=None):
@@ -135,7 +138,12 @@ class BinaryClassHead(Head):
 
         def accuracy_baseline(c):
             label_mean, update = weighted_mean(c.labels, c.weights)
-            return tf.maximum(label_mean, 1.0 - label_mean), update
+            baseline = tf.maximum(label_mean, 1.0 - label_mean)
+            if self._BASELINE_OF_NO_DATA is None:
+                return baseline, update
+            # The mean's count variable, just created: zero until a batch ran.
+            count = _created_count_variable(label_mean)
+            return tf.where(count > 0, baseline, self._BASELINE_OF_NO_DATA), update
 
         builders = [
             (MetricKeys.ACCURACY, lambda c: _weighted(
@@ -172,3 +180,18 @@ def threshold_metric_builders(thresholds, probabilities_fn):
             builders.append((threshold_key(pattern, threshold), lambda c, f=metric_fn,
                              p=positive: _weighted(f, c.labels, p(c), c.weights)))
     return builders
+
+
+def _created_count_variable(mean_value):
+    """The `count` local variable of the tf.compat.v1 streaming mean whose value
+    tensor is `mean_value` (it lives in the same name scope).
+
+    Raises:
+      ValueError: no such variable (a TensorFlow release that names it otherwise).
+    """
+    scope = mean_value.op.name.rpartition("/")[0]
+    for variable in tf.get_collection(tf.GraphKeys.METRIC_VARIABLES):
+        if variable.op.name == f"{scope}/count":
+            return variable
+    raise ValueError(f"the streaming mean {mean_value.name} has no count variable "
+                     f"'{scope}/count' among the metric variables")

@@ -46,7 +46,8 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None,
 
     Raises:
       ValueError: `shuffle` is not a bool, a dict is empty, keys of `x` and `y`
-        collide, the arrays differ in length or have no rows, or a count is < 1.
+        collide, the arrays have no rows, or a count is < 1 (arrays of different
+        lengths: when the input_fn is called, as tf.estimator).
       TypeError: `x` or `y` is not an array or dict of arrays, or a count is not
         an int.
     """
@@ -54,10 +55,19 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None,
     features = _check_structure("x", x)
     labels = None if y is None else _check_structure("y", y)
     _check_disjoint_keys(features, labels)
-    _check_same_length(features, labels)
-    return make_input_fn(features, labels, batch_size=batch_size,
-                         num_epochs=num_epochs, shuffle=shuffle,
-                         queue_capacity=queue_capacity, num_threads=num_threads)
+    if len({len(array) for array in _flatten((features, labels))}) == 1:
+        _check_same_length(features, labels)  # rows at all: checked now
+    input_fn = make_input_fn(features, labels, batch_size=batch_size,
+                             num_epochs=num_epochs, shuffle=shuffle,
+                             queue_capacity=queue_capacity, num_threads=num_threads)
+
+    def checked_input_fn():
+        # Arrays of different lengths fail when the input_fn is called, as in
+        # tf.estimator (a program that never calls it runs).
+        _check_same_length(features, labels)
+        return input_fn()
+
+    return checked_input_fn
 
 
 def check_shuffle(shuffle):

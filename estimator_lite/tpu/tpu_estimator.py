@@ -18,6 +18,7 @@ TPUEstimator did without a TPU (checked against tf.estimator 2.15):
   TPU (`_engine/step_loop.py`), and the log period stays in steps.
 """
 
+import enum
 import math
 
 from estimator_lite._engine.fn_args import declared_args
@@ -27,7 +28,7 @@ from estimator_lite.model_fn import EstimatorSpec, ModeKeys
 from estimator_lite.tpu.tpu_config import RunConfig, parse_iterations_per_loop
 from estimator_lite.tpu.tpu_estimator_spec import TPUEstimatorSpec
 
-__all__ = ["TPUEstimator"]
+__all__ = ["ExportSavedModelApiVersion", "TPUEstimator"]
 
 BATCH_SIZE_KEY = "batch_size"
 CONTEXT_KEY = "context"
@@ -41,6 +42,16 @@ USE_TPU_ERROR = (
     "use_tpu=False to run this program on CPU/GPU with the same params['batch_size'], "
     "eval_metrics, scaffold_fn and host_call semantics (e.g. BERT's --use_tpu=false), "
     "or move the model to tf.distribute.TPUStrategy to train on a TPU")
+
+
+class ExportSavedModelApiVersion(enum.Enum):
+    """Which TPU export API `TPUEstimator` uses (tf.estimator 2.15's enum).
+
+    Without a TPU both export the same CPU SavedModel; kept so code that passes
+    `export_saved_model_api_version=ExportSavedModelApiVersion.V2` runs.
+    """
+    V1 = 1
+    V2 = 2
 
 
 def _check_batch_size(name, value):
@@ -67,7 +78,8 @@ class TPUEstimator(Estimator):
                  use_tpu=True, train_batch_size=None, eval_batch_size=None,
                  predict_batch_size=None, batch_axis=None, eval_on_tpu=True,
                  export_to_tpu=True, export_to_cpu=True, warm_start_from=None,
-                 embedding_config_spec=None, export_saved_model_api_version=1):
+                 embedding_config_spec=None,
+                 export_saved_model_api_version=ExportSavedModelApiVersion.V1):
         """Validates the arguments and wraps model_fn.
 
         Raises:
@@ -88,8 +100,11 @@ class TPUEstimator(Estimator):
         if embedding_config_spec is not None:
             raise ValueError("embedding_config_spec (TPU embeddings) needs a TPU; got "
                              f"{embedding_config_spec!r}")
-        if export_saved_model_api_version not in (1, 2) and getattr(
-                export_saved_model_api_version, "value", None) not in (1, 2):
+        # tf.estimator's check: the enum, or 1 or 2; an equal enum of another
+        # package (a tensorflow_estimator installed beside) is taken too.
+        if not isinstance(export_saved_model_api_version, ExportSavedModelApiVersion) \
+                and export_saved_model_api_version not in (1, 2) and getattr(
+                    export_saved_model_api_version, "value", None) not in (1, 2):
             raise ValueError("export_saved_model_api_version should be 1 or 2; got "
                              f"{export_saved_model_api_version!r}")
         self._batch_sizes = {

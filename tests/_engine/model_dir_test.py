@@ -119,6 +119,24 @@ def test_missing_variables_are_a_value_error_naming_them(tmp_path):
     _check(path, ["a"])
 
 
+def test_errors_are_also_the_tf_errors_tf_estimators_restore_raised(tmp_path):
+    # tf.estimator 2.15's train() on such a model_dir (checked on the oracle): a
+    # missing variable is a NotFoundError (tfgan's test_warm_start_error catches
+    # it), another shape or dtype an InvalidArgumentError.
+    path = _write_checkpoint(str(tmp_path), ["a"])
+    with pytest.raises(tf.errors.NotFoundError, match="lacks 1 variable"):
+        _check(path, ["a", "b"])
+    with tf.Graph().as_default():
+        wider = [tf.get_variable("a", [3])]
+        with pytest.raises(tf.errors.InvalidArgumentError, match="has shape"):
+            model_dir.check_checkpoint_matches(path, wider, "/the/model_dir")
+    with tf.Graph().as_default():
+        other = [tf.get_variable("a", [2], tf.float64)]
+        with pytest.raises(tf.errors.InvalidArgumentError, match="has dtype") as info:
+            model_dir.check_checkpoint_matches(path, other, "/the/model_dir")
+    assert isinstance(info.value, ValueError)
+
+
 def test_many_missing_names_are_cut_short(tmp_path):
     path = _write_checkpoint(str(tmp_path), ["a"])
     with pytest.raises(ValueError, match=r"'m0', 'm1', 'm2', 'm3', 'm4' and 2 more"):

@@ -109,6 +109,18 @@ def test_regression_and_predict_signatures(graph):
     assert list(pred.outputs) == ["output"]
 
 
+def test_predict_output_outputs_is_the_held_dict(graph):
+    # tf.estimator's PredictOutput.outputs is the dict it holds: adanet deletes
+    # entries in place and the signature then leaves them out.
+    given = {"a": tf.constant([1.0]), "b": tf.constant([2.0])}
+    out = export.PredictOutput(given)
+    assert out.outputs is out.outputs
+    assert out.outputs is not given  # a dict of its own, as tf.estimator's
+    del out.outputs["b"]
+    sig = out.as_signature_def({"x": tf.placeholder(tf.float32, [None])})
+    assert list(sig.outputs) == ["a"]
+
+
 def test_build_signature_defs_with_alternatives(graph):
     x = tf.placeholder(tf.float32, [None, 1])
     z = tf.identity(x * 3.0, name="z")  # downstream of x: a client may feed it

@@ -157,6 +157,13 @@ def test_bad_arguments(kwargs, error, message):
     assert message in str(raised.value)
 
 
+def test_arrays_of_different_lengths_fail_when_the_input_fn_is_called():
+    # tf.estimator 2.15: numpy_input_fn builds the input_fn; calling it raises.
+    input_fn = numpy_input_fn({"a": np.arange(3)}, np.arange(4), shuffle=False)
+    with pytest.raises(ValueError, match=LENGTH_ERROR):
+        input_fn()
+
+
 def model_fn(features, labels, mode):
     w = tf.compat.v1.get_variable("w", [3, 1], initializer=tf.compat.v1.zeros_initializer())
     predictions = tf.matmul(features["x"], w)

@@ -71,12 +71,22 @@ def test_use_tpu_true_fails_at_construction_saying_what_to_do():
     ({"train_batch_size": 0}, ValueError, "train_batch_size must be a positive"),
     ({"eval_batch_size": 2.0}, TypeError, "eval_batch_size must be an int"),
     ({"embedding_config_spec": object()}, ValueError, "needs a TPU"),
+    ({"export_saved_model_api_version": 3}, ValueError, "should be 1 or 2"),
 ])
 def test_bad_arguments(kwargs, error, message):
     args = {"config": tpu.RunConfig(), "use_tpu": False}
     args.update(kwargs)
     with pytest.raises(error, match=message):
         tpu.TPUEstimator(model_fn, **args)
+
+
+@pytest.mark.parametrize("version", [1, 2, "V1", "V2"])
+def test_export_saved_model_api_version_takes_the_enum_or_its_value(version):
+    from estimator_lite.tpu import tpu_estimator  # noqa: PLC0415
+    if isinstance(version, str):
+        version = tpu_estimator.ExportSavedModelApiVersion[version]
+    tpu.TPUEstimator(model_fn, config=tpu.RunConfig(), use_tpu=False,
+                     export_saved_model_api_version=version)
 
 
 def test_input_fn_must_take_params(tmp_path):

@@ -27,3 +27,18 @@ def test_input_pipeline_config_values_match_tf_estimator():
     assert (tpu.InputPipelineConfig.PER_SHARD_V1, tpu.InputPipelineConfig.PER_HOST_V1,
             tpu.InputPipelineConfig.PER_HOST_V2, tpu.InputPipelineConfig.BROADCAST,
             tpu.InputPipelineConfig.SLICED) == (1, 2, 3, 4, 5)
+
+
+def test_export_saved_model_api_version_is_tf_estimators_enum():
+    # tf.estimator 2.15: tpu_estimator.ExportSavedModelApiVersion(enum.Enum), V1 = 1,
+    # V2 = 2, the default of TPUEstimator(export_saved_model_api_version=...).
+    import enum  # noqa: PLC0415
+    import inspect  # noqa: PLC0415
+
+    from estimator_lite.tpu import tpu_estimator  # noqa: PLC0415
+    version = tpu_estimator.ExportSavedModelApiVersion
+    assert issubclass(version, enum.Enum)
+    assert [(m.name, m.value) for m in version] == [("V1", 1), ("V2", 2)]
+    default = inspect.signature(tpu_estimator.TPUEstimator).parameters[
+        "export_saved_model_api_version"].default
+    assert default is version.V1
