@@ -9,7 +9,6 @@ is what tf.estimator 2.15 reported (the oracle test re-checks it when the
 oracle is there).
 """
 
-import json
 import logging as std_logging
 import os
 import sys
@@ -19,8 +18,7 @@ import pytest
 import tensorflow as tf2
 
 import estimator_lite as el
-from tests.oracle import TF215_PYTHON, requires_oracle
-from tests.support import zygote
+from tests.oracle import TF215_PYTHON, requires_oracle, run_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DRIVER = os.path.join(ROOT, "tests", "oracle", "eval_results_driver.py")
@@ -90,12 +88,7 @@ EXPECTED = {
 
 
 def _run_driver(python, library):
-    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("TF_CONFIG", None)
-    result = zygote.run([python, DRIVER, library], capture_output=True, text=True,
-                        env=env, timeout=600, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return run_driver(python, DRIVER, library, timeout_secs=600)
 
 
 @pytest.mark.parametrize("library", [

@@ -4,14 +4,12 @@ tests/oracle/parity_driver.py runs each case on one library; EXPECTED is what
 tf.estimator 2.15 gives (the oracle test re-checks it when the oracle is there).
 """
 
-import json
 import os
 import sys
 
 import pytest
 
-from tests.oracle import TF215_PYTHON, requires_oracle
-from tests.support import zygote
+from tests.oracle import TF215_PYTHON, requires_oracle, run_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DRIVER = os.path.join(ROOT, "tests", "oracle", "parity_driver.py")
@@ -31,12 +29,7 @@ EXPECTED = {
 
 
 def _run_driver(python, library):
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    env.pop("TF_CONFIG", None)
-    result = zygote.run([python, DRIVER, library], capture_output=True, text=True,
-                        env=env, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return run_driver(python, DRIVER, library, timeout_secs=300)
 
 
 @pytest.mark.parametrize("library", [

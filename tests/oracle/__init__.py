@@ -38,18 +38,25 @@ requires_legacy_keras = pytest.mark.skipif(not legacy_keras_available(),
                                            reason=LEGACY_KERAS_REASON)
 
 
-def run_oracle_driver(driver_path, *args, timeout_secs=900):
-    """Runs a driver script on the oracle (through the test fork server); returns
-    the JSON report it prints last, after checking it ran on TF 2.15."""
+def run_driver(python, driver_path, *args, timeout_secs=900):
+    """Runs a driver script with `python` (through the test fork server), the
+    repository on its path; returns the JSON report it prints last."""
     from tests.support import zygote  # noqa: PLC0415 - the fork server only when one runs
 
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=root)
     env.pop("TF_CONFIG", None)
-    result = zygote.run([TF215_PYTHON, driver_path, *map(str, args)],
+    result = zygote.run([python, driver_path, *map(str, args)],
                         capture_output=True, text=True, env=env, timeout=timeout_secs,
                         check=False)
     assert result.returncode == 0, result.stderr[-4000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def run_oracle_driver(driver_path, *args, timeout_secs=900):
+    """Runs a driver script on the oracle (`run_driver`); returns its JSON report,
+    after checking it ran on TF 2.15."""
+    report = run_driver(TF215_PYTHON, driver_path, *args, timeout_secs=timeout_secs)
     assert report["tf_version"].startswith("2.15")
     return report
 
