@@ -31,6 +31,9 @@ one step per call):
 * a Scaffold with a Saver, init or ready ops, or an init_fn of the model_fn's
   (built inside the body, where the session cannot run them);
 * placeholders of the model_fn (a hook feeding them feeds once per loop);
+* a bias added to a matrix product (`BiasAdd`) where TensorFlow's oneDNN rewrites
+  are on: they fuse the two in the session's graph, not in a loop's body, and the
+  sums round differently in the last bits;
 * a model_fn the body cannot hold at all (reference variables): its error is
   named.
 
@@ -115,7 +118,7 @@ def check_replicated(steps_per_loop):
     """Warns that a replicating strategy trains one step per call whatever K."""
     if steps_per_loop > 1:
         warn_fallback(steps_per_loop, "a replicating train_distribute strategy runs "
-                       "one step per session call")
+                      "one step per session call")
 
 
 def maybe_build_train_loop(steps_per_loop, input_result, train_model_fn, global_step):
@@ -136,7 +139,7 @@ def maybe_build_train_loop(steps_per_loop, input_result, train_model_fn, global_
         return None
     if not isinstance(input_result, DATASET_TYPES):
         warn_fallback(steps_per_loop, "the input_fn returned tensors, not a "
-                       "tf.data.Dataset, so a loop has no iterator to pull from")
+                      "tf.data.Dataset, so a loop has no iterator to pull from")
         return None
     return build_train_loop(input_result, train_model_fn, global_step, steps_per_loop)
 
