@@ -24,6 +24,14 @@ class StepTimerHook(tf.train.SessionRunHook):
         self.times = {}
         self.cpu_times = {}  # process CPU seconds (all threads) at the marks
 
+    def begin(self):
+        # A loop that fell back to one step per call (its warning says why) has
+        # no loop-length placeholder: each after_run is then one step.
+        try:
+            tf.get_default_graph().get_operation_by_name("steps_in_loop")
+        except KeyError:
+            self._steps_per_run = 1
+
     def after_create_session(self, session, coord):
         self._step = int(session.run(tf.train.get_global_step()))
 
