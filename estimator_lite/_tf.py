@@ -155,10 +155,13 @@ def onednn_rewrites_on():
 
     On by default on x86 builds since TF 2.9 (off with TF_ENABLE_ONEDNN_OPTS=0).
     TensorFlow exports no public query; its private `_pywrap_util_port.IsMklEnabled`
-    answers. False where a release lacks it (TF 1.15's builds have no such rewrites).
+    answers. False where the module is missing (TF 1.15, whose builds have no such
+    rewrites); True where a release has the module but not the query, so that a
+    caller guarding against the rewrites stays on the safe side.
     """
     try:
         from tensorflow.python.util import _pywrap_util_port  # noqa: PLC0415
     except ImportError:
         return False
-    return bool(_pywrap_util_port.IsMklEnabled())
+    query = getattr(_pywrap_util_port, "IsMklEnabled", None)
+    return True if query is None else bool(query())
