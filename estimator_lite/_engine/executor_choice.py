@@ -58,8 +58,8 @@ import os
 from estimator_lite._engine import input_fn
 from estimator_lite._tf import function_graph, tf
 
-__all__ = ["CALLER_THREAD", "MAX_OPS", "SINGLE_THREADED", "scaffold_setup",
-           "session_config"]
+__all__ = ["CALLER_THREAD", "MAX_OPS", "RANDOM_OP_PREFIXES", "SINGLE_THREADED",
+           "scaffold_setup", "session_config"]
 
 SINGLE_THREADED = "SINGLE_THREADED_EXECUTOR"
 # inter_op_parallelism_threads below 0: the session runs ops on the calling thread.
@@ -94,9 +94,11 @@ _KNOWN_STATEFUL = frozenset({
     "SaveV2", "RestoreV2", "MergeV2Checkpoints",
     "IteratorV2", "AnonymousIteratorV2", "AnonymousIteratorV3", "OneShotIterator",
     "MakeIterator", "DeleteIterator", "IteratorToStringHandle", "IteratorGetNext"})
+# Ops that draw from a random generator of their own (seeded by their op seed).
+RANDOM_OP_PREFIXES = ("Random", "TruncatedNormal", "ParameterizedTruncatedNormal",
+                      "Multinomial")
 _KNOWN_STATEFUL_PREFIXES = (
-    "ResourceApply", "ResourceSparseApply", "ResourceScatter", "Random",
-    "TruncatedNormal", "ParameterizedTruncatedNormal", "Multinomial",
+    "ResourceApply", "ResourceSparseApply", "ResourceScatter", *RANDOM_OP_PREFIXES,
     "StatefulStandardNormal", "StatefulUniform", "StatefulTruncatedNormal",
     "StatefulRandomBinomial")
 # Python ops run user code that may wait on anything (even a "stateless" one).
@@ -109,8 +111,6 @@ _READS = frozenset({"ReadVariableOp", "VarHandleOp", "VarIsInitializedOp",
                     "MutableDenseHashTableV2", "LookupTableFindV2", "LookupTableSizeV2",
                     "IteratorV2", "AnonymousIteratorV2", "AnonymousIteratorV3",
                     "OneShotIterator", "IteratorToStringHandle"})
-_READ_PREFIXES = ("Random", "TruncatedNormal", "ParameterizedTruncatedNormal",
-                  "Multinomial")
 # Ops that run functions of the graph's library, and which of their inputs feed
 # each function's arguments (from this input on; an If's or Case's first input
 # picks the branch).
@@ -294,7 +294,7 @@ def _changes_state(op):
         return False  # a dataset op builds a dataset (its state is the iterator's)
     if input_fn.is_input_op(op):
         return False
-    return not op.type.startswith(_READ_PREFIXES)
+    return not op.type.startswith(RANDOM_OP_PREFIXES)
 
 
 def _is_stateful(op):

@@ -48,6 +48,7 @@ train op that moves the global step by more than one stops where single steps do
 import collections
 
 from estimator_lite._engine import input_fn as input_fn_lib
+from estimator_lite._engine.executor_choice import RANDOM_OP_PREFIXES
 from estimator_lite._tf import DATASET_TYPES, logging, onednn_rewrites_on, tf
 
 __all__ = ["LoopUnsupportedError", "TrainLoop", "LoopHook", "build_train_loop",
@@ -59,9 +60,6 @@ LENGTH_NAME = "steps_in_loop"
 # The placeholder of the global step the loop stops at (default: none).
 STOP_AT_NAME = "loop_stop_at_step"
 NO_STOP = 2 ** 63 - 1
-# Ops that draw from a random generator of their own (seeded by op seed).
-_RANDOM_PREFIXES = ("Random", "TruncatedNormal", "ParameterizedTruncatedNormal",
-                    "Multinomial")
 # oneDNN fuses a product and the bias added to it into one kernel in the session's
 # graph, not inside a loop's body: the sums round differently in the last bit.
 _PRODUCT_OPS = ("MatMul", "BatchMatMul", "Conv")
@@ -251,7 +249,7 @@ def _fallback_reason(traced, outer_graph):
                 "loop feeds once per K steps")
     if outer_graph.seed is not None:
         random = [op.name for op in traced["ops"]
-                  if op.type.startswith(_RANDOM_PREFIXES)]
+                  if op.type.startswith(RANDOM_OP_PREFIXES)]
         if random:
             return (f"tf_random_seed is set and the model_fn draws random numbers "
                     f"inside the loop ({_names(random)}): TensorFlow seeds such an op by "
