@@ -14,8 +14,7 @@ from estimator_lite._tf import DATASET_TYPES, tf
 
 __all__ = ["DatasetInitializerHook", "Input", "ends", "is_input_op",
            "parse_input_fn_result", "parse_iterator_result", "split_input",
-           "scaffold_with_input",
-           "static_batch_size"]
+           "scaffold_with_input", "static_batch_size"]
 
 
 class Input(collections.namedtuple(
