@@ -54,6 +54,8 @@ class _State:
         self.finders = ()
         self.saved_modules = {}
         self.saved_attributes = []  # (owner, name, had_value, old_value)
+        self.attach_queue = []  # module names whose attributes wait to be set
+        self.attaching = False
 
 
 _STATE = _State()
@@ -351,9 +353,36 @@ def _delete_attribute(owner, name):
 
 
 def _attach(module_name):
-    """Sets the estimator attributes on TensorFlow module `module_name`, just loaded."""
+    """Sets the estimator attributes on TensorFlow module `module_name`, just loaded.
+
+    A compat module imported while `import tensorflow` runs, or while setting an
+    attribute runs, waits for them: TensorFlow's `__init__` imports Keras, and Keras
+    imports `tensorflow.compat.v2`; setting `estimator` on that module's Keras lazy
+    loader then would import Keras again from inside itself, and the second copy
+    of half its modules breaks it (tf_keras's `set_random_seed`).
+    """
     if not _STATE.installed:
         return
+    _STATE.attach_queue.append(module_name)
+    if _STATE.attaching or (module_name != "tensorflow" and _tensorflow_importing()):
+        return
+    _STATE.attaching = True
+    try:
+        while _STATE.attach_queue:
+            _attach_now(_STATE.attach_queue.pop(0))
+    finally:
+        _STATE.attaching = False
+
+
+def _tensorflow_importing():
+    """True while the `tensorflow` package's own `__init__` is still running."""
+    module = sys.modules.get("tensorflow")
+    # importlib's own marker of a module being executed.
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
+
+
+def _attach_now(module_name):
+    """Sets the estimator attributes on `module_name` (see `_attach`)."""
     if module_name == "tensorflow":
         _attach_owners(_alias_table.ESTIMATOR_ATTRIBUTE_OWNERS)
         _attach_owners(_alias_table.KERAS_ATTRIBUTE_OWNERS)

@@ -20,7 +20,7 @@ import tensorflow as tf  # noqa: F401 -- the module the aliases attach to
 
 import estimator_lite
 from estimator_lite import _alias_modules, _alias_table, install
-from tests.oracle import TF215_PYTHON, requires_oracle
+from tests.oracle import TF215_PYTHON, requires_legacy_keras, requires_oracle
 from tests.support.stale_estimator import (
     STALE_VERSION,
     install_stale_estimator,
@@ -536,6 +536,31 @@ def test_installed_before_tensorflow_a_first_private_import_still_attaches(tmp_p
     env = dict(os.environ, PYTHONPATH=ROOT_DIR)
     env.pop("TF_USE_LEGACY_KERAS", None)
     ran = subprocess.run([sys.executable, "-c", FIRST_IMPORT_IS_A_PRIVATE_PATH],
+                         capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=300, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.split() == ["True", "True", "True"]
+
+
+LEGACY_KERAS_PROGRAM = """
+import estimator_lite
+estimator_lite.install_as_tf_estimator()
+import tensorflow as tf
+# TensorFlow's __init__ imports tf_keras, which imports tensorflow.compat.v2: that
+# module's keras.estimator is set only once `import tensorflow` is done, so tf_keras
+# is imported once, whole (a second copy of half its modules broke set_random_seed).
+tf.keras.utils.set_random_seed(42)
+print(tf.compat.v2.keras.estimator.model_to_estimator is estimator_lite.model_to_estimator,
+      tf.compat.v1.keras.estimator.model_to_estimator is estimator_lite.model_to_estimator,
+      tf.compat.v2.compat.v1.estimator.Estimator is estimator_lite.compat.v1.Estimator)
+"""
+
+
+@requires_legacy_keras
+def test_under_legacy_keras_tf_keras_is_imported_once_and_keras_estimator_attached(
+        tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT_DIR, TF_USE_LEGACY_KERAS="1")
+    ran = subprocess.run([sys.executable, "-c", LEGACY_KERAS_PROGRAM],
                          capture_output=True, text=True, env=env, cwd=tmp_path,
                          timeout=300, check=False)
     assert ran.returncode == 0, ran.stderr[-3000:]
