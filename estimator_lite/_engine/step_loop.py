@@ -178,12 +178,9 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
                       graph=graph, ops=[op for op in graph.get_operations()
                                         if op not in existing])
         with tf.control_dependencies([spec.train_op]):
-            step_loss = tf.reshape(tf.cast(spec.loss, tf.float32), [])
+            step_loss, ok = _loss_and_finite(spec.loss)
             merged = (tf.summary.merge(new, collections=[]) if new
                       else tf.constant("", tf.string))
-            # On the loss as it is: a float64 loss may not fit float32.
-            ok = (tf.reduce_all(tf.is_finite(spec.loss)) if spec.loss.dtype.is_floating
-                  else tf.constant(True))
         return i + 1, tf.logical_and(finite, ok), step_loss, merged
 
     def cond(i, finite, loss, summary):
@@ -191,7 +188,7 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
         # Read after the step before (`finite` waits for its train op): a train op
         # moving the global step by more than one stops where single steps stop.
         with tf.control_dependencies([finite]):
-            step = tf.cast(tf.identity(global_step), tf.int64)
+            step = tf.cast(_read(global_step), tf.int64)
         return tf.logical_and(tf.logical_and(i < length, finite), step < stop_at)
 
     try:
@@ -224,6 +221,28 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
                      input_fn_lib.Input(traced["features"], traced["labels"],
                                         iterator.initializer, None),
                      traced["graph"], stop_at)
+
+
+def _read(variable):
+    """A read of `variable` made here (under the caller's control dependencies):
+    one op for a resource variable, as the loop's condition runs it K times."""
+    if hasattr(variable, "handle"):  # a resource variable: value() reads it anew
+        return variable.value()
+    return tf.identity(variable)  # TF 1.15's reference variable
+
+
+def _loss_and_finite(loss):
+    """(the step's loss as a float32 scalar, whether it is finite), each one op for
+    the usual float32 scalar loss: every op of the body runs K times per call."""
+    scalar = loss.shape.rank == 0
+    step_loss = tf.cast(loss, tf.float32)  # the same tensor when already float32
+    # An identity still, so that it waits for the train op (control dependency).
+    step_loss = tf.identity(step_loss) if scalar else tf.reshape(step_loss, [])
+    if not loss.dtype.is_floating:
+        return step_loss, tf.constant(True)
+    # On the loss as it is: a float64 loss may not fit float32.
+    finite = tf.is_finite(loss)
+    return step_loss, (finite if scalar else tf.reduce_all(finite))
 
 
 def _first_line(error):
