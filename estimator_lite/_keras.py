@@ -252,14 +252,19 @@ def tf1_keras_note(value, instead):
             f"with Keras 3 or tf-keras; on TF 1.15 use {instead}")
 
 
+def uses_legacy_keras():
+    """Whether TensorFlow's tf.keras is tf-keras: TF_USE_LEGACY_KERAS read as
+    TensorFlow reads it (exactly "1", "true" or "True")."""
+    return os.environ.get("TF_USE_LEGACY_KERAS") in ("1", "true", "True")
+
+
 def legacy_optimizer_class(name):
     """tf-keras' ``optimizers.legacy.<name>`` when tf.keras is tf-keras, else None.
 
     tf.keras is tf-keras under TF_USE_LEGACY_KERAS=1 with tf_keras installed;
     Keras 3 has no legacy optimizers. Imports tf_keras in that case only.
     """
-    legacy = os.environ.get("TF_USE_LEGACY_KERAS", "").lower() in ("1", "true", "yes")
-    if not legacy or importlib.util.find_spec("tf_keras") is None:
+    if not uses_legacy_keras() or importlib.util.find_spec("tf_keras") is None:
         return None
     optimizers = importlib.import_module("tf_keras.optimizers.legacy")
     return getattr(optimizers, name, None)
@@ -455,8 +460,8 @@ def _keras3_optimizer_base():
     Imports Keras 3 when it is installed and tf.keras would be it: the user's
     optimizer callable is about to build a `tf.keras` optimizer.
     """
-    legacy = os.environ.get("TF_USE_LEGACY_KERAS", "").lower() in ("1", "true", "yes")
-    if "keras" not in sys.modules and (legacy or importlib.util.find_spec("keras") is None):
+    if "keras" not in sys.modules and (uses_legacy_keras()
+                                       or importlib.util.find_spec("keras") is None):
         return None
     keras = importlib.import_module("keras")
     optimizer = getattr(getattr(keras, "optimizers", None), "Optimizer", None)

@@ -327,7 +327,7 @@ def _write_keras_checkpoint(model, structure, path):
     with tf.Graph().as_default():
         clone = _rebuild(structure)
         clone.build(model.input_shape)
-        variables = [_tf_variable(w) for w in clone.weights]
+        variables = [_keras.tf_variable(w) for w in clone.weights]
         with tf.Session() as session:
             session.run(tf.variables_initializer(variables))
             for variable, value in zip_strict(variables, weights):
@@ -337,17 +337,9 @@ def _write_keras_checkpoint(model, structure, path):
     return [v.op.name for v in variables]
 
 
-def _tf_variable(weight):
-    """The tf.Variable behind a Keras weight (Keras 3 wraps it in `.value`)."""
-    # tf-keras weights are TF2 ResourceVariables, which are not tf.compat.v1.Variable
-    # instances, so test for what a graph variable has.
-    return weight if hasattr(weight, "initializer") else weight.value
-
-
 def _loading_keras():
     """The Keras TensorFlow's tf.keras is: tf-keras under TF_USE_LEGACY_KERAS=1."""
-    legacy = os.environ.get("TF_USE_LEGACY_KERAS", "").lower() in ("1", "true", "yes")
-    return importlib.import_module("tf_keras" if legacy else "keras")
+    return importlib.import_module("tf_keras" if _keras.uses_legacy_keras() else "keras")
 
 
 # The estimator -----------------------------------------------------------------------
@@ -448,7 +440,7 @@ def _make_model_fn(model, structure, export_outputs, metric_names_map):
             metrics = {name: build(targets[output], predictions[output])
                        for name, output, build in metric_builders}
             return EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)
-        variables = [_tf_variable(w) for w in clone.trainable_weights]
+        variables = [_keras.tf_variable(w) for w in clone.trainable_weights]
         grads = tf.gradients(loss, variables)
         train_op = new_optimizer().apply_gradients(
             zip_strict(grads, variables),

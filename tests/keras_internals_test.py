@@ -91,3 +91,15 @@ def test_keras_objects_are_known_by_their_bases():
     assert not _keras.is_learning_rate_schedule(0.1)
     assert _keras.is_keras_metric(tf.keras.metrics.Mean())
     assert not _keras.is_keras_metric((1, 2))
+
+
+# TensorFlow's own reading (its __init__ and Keras lazy loader): only these three.
+@pytest.mark.parametrize("value,legacy", [("1", True), ("true", True), ("True", True),
+                                          ("TRUE", False), ("yes", False), ("0", False),
+                                          ("", False), (None, False)])
+def test_tf_use_legacy_keras_is_read_as_tensorflow_reads_it(monkeypatch, value, legacy):
+    if value is None:
+        monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
+    else:
+        monkeypatch.setenv("TF_USE_LEGACY_KERAS", value)
+    assert _keras.uses_legacy_keras() is legacy

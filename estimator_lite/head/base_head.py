@@ -7,10 +7,10 @@ what the predictions and export outputs are, and which metrics they report.
 
 import abc
 
-from estimator_lite import optimizers
+from estimator_lite import _keras, optimizers
 from estimator_lite._engine import distribute, mixed_precision
 from estimator_lite._pycompat import zip_strict
-from estimator_lite._tf import VARIABLE_TYPES, tf
+from estimator_lite._tf import tf
 from estimator_lite.head import head_inputs, reduction
 
 # tf.estimator's base_head module holds call_loss_fn; programs reach it there.
@@ -78,9 +78,8 @@ def _train_variables(trainable_variables):
                          f"{type(trainable_variables).__name__}")
     unwrapped = []
     for variable in trainable_variables:
-        inner = variable if isinstance(variable, VARIABLE_TYPES) else getattr(
-            variable, "value", None)  # A Keras 3 Variable holds its tf.Variable here.
-        if not isinstance(inner, VARIABLE_TYPES):
+        inner = _keras.tf_variable(variable)  # a Keras 3 Variable holds one
+        if inner is None:
             raise TypeError(f"trainable_variables must hold variables, got {variable!r} "
                             f"of type {type(variable).__name__}")
         unwrapped.append(inner)
