@@ -31,6 +31,9 @@ Flavours, as in TF 2.15: `tf.estimator` and `tf.compat.v2.estimator` are the v2 
 
 import dataclasses
 
+# The package's one table of canned estimators (class name -> family module).
+from estimator_lite import _CANNED_ESTIMATORS
+
 __all__ = ["ALIASES", "Alias", "COMPAT_MODULE_OWNERS", "ESTIMATOR_ATTRIBUTE_OWNERS",
            "KERAS_ATTRIBUTE_OWNERS", "NESTED_ATTRIBUTE_OWNERS", "PRIVATE_ROOTS",
            "is_alias_path"]
@@ -171,14 +174,14 @@ _PRIVATE = {
 # (tf.compat.v1.estimator) class and `<Name>V2` the TF2 one; libraries and tests
 # import both by module path, and the two train differently (loss reduction,
 # optimizers), so each name resolves to its own flavor.
-_CANNED_CLASSES = {
-    "canned.baseline": ("BaselineClassifier", "BaselineEstimator", "BaselineRegressor"),
-    "canned.dnn": ("DNNClassifier", "DNNEstimator", "DNNRegressor"),
-    "canned.linear": ("LinearClassifier", "LinearEstimator", "LinearRegressor"),
-    "canned.dnn_linear_combined": ("DNNLinearCombinedClassifier",
-                                   "DNNLinearCombinedEstimator",
-                                   "DNNLinearCombinedRegressor"),
-}
+def _canned_by_module():
+    modules = {}
+    for name, family in _CANNED_ESTIMATORS.items():
+        modules.setdefault(f"canned.{family}", []).append(name)
+    return modules
+
+
+_CANNED_CLASSES = _canned_by_module()
 
 
 def _flavored(names):

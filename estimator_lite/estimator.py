@@ -5,7 +5,7 @@ API and behaviour follow TF Estimator's Estimator (2.15). Every call builds its 
 
 Who owns what. This module builds the graphs (input_fn and model_fn calls, devices,
 warm start, Keras name isolation) and hands them to the code that runs them:
-| train loop                 | `_engine/train_session.py`, `_engine/periodic.py` |
+| train loop                 | `_engine/train_session.py`, `_engine/periodic_actions.py` |
 | what runs around the train | `_engine/train_setup.py` (hook order, checkpoints, |
 | graph, from the RunConfig  | summaries, session options: the TrainSession)     |
 | plain or per replica       | `_engine/runner.py` (chosen once per call), over          |

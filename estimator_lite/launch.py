@@ -8,7 +8,7 @@ Starts a chief, the workers, the ps tasks and optionally an evaluator on free
 Every output line is prefixed with its role (``[chief]``, ``[worker:0]``, ...).
 Exits non-zero if any role fails; stops every process on Ctrl-C or when one fails;
 after the chief and workers finish, waits for the ps tasks and the evaluator to
-exit by themselves (they do: see estimator_lite.completion).
+exit by themselves (they do: see estimator_lite/_engine/completion.py).
 """
 
 import argparse
