@@ -431,6 +431,10 @@ def isolated_keras_names():
 _KERAS3_OPTIMIZER_BASE = "BaseOptimizer"
 _lock = threading.Lock()
 _active = {"count": 0, "class": None, "init": None}
+# The threads inside `tensor_learning_rates()` (a per-thread depth): the patched
+# constructor converts a tensor only for them; any other thread building an
+# optimizer meanwhile gets Keras' own constructor's behaviour.
+_this_thread = threading.local()
 
 
 class TensorLearningRate:
@@ -474,15 +478,24 @@ def _keras3_optimizer_base():
 
 
 def _accepting_init(original):
-    """`original` (BaseOptimizer.__init__) taking a graph tensor learning rate."""
+    """`original` (BaseOptimizer.__init__) taking a graph tensor learning rate in the
+    threads inside `tensor_learning_rates()`."""
     def __init__(self, *args, **kwargs):  # noqa: N807 (replaces a constructor)
-        if "learning_rate" in kwargs and _is_graph_tensor(kwargs["learning_rate"]):
-            kwargs["learning_rate"] = TensorLearningRate(kwargs["learning_rate"])
-        elif args and _is_graph_tensor(args[0]):
-            args = (TensorLearningRate(args[0]), *args[1:])
+        if getattr(_this_thread, "depth", 0):
+            args, kwargs = _tensor_rate_as_callable(args, kwargs)
         original(self, *args, **kwargs)
     __init__.__wrapped__ = original
     return __init__
+
+
+def _tensor_rate_as_callable(args, kwargs):
+    """(args, kwargs) of an optimizer constructor, a graph tensor learning rate
+    (keyword or first positional) made a `TensorLearningRate`."""
+    if "learning_rate" in kwargs and _is_graph_tensor(kwargs["learning_rate"]):
+        kwargs = dict(kwargs, learning_rate=TensorLearningRate(kwargs["learning_rate"]))
+    elif args and _is_graph_tensor(args[0]):
+        args = (TensorLearningRate(args[0]), *args[1:])
+    return args, kwargs
 
 
 @contextlib.contextmanager
@@ -492,8 +505,11 @@ def tensor_learning_rates():
     Only a graph tensor is changed (into a `TensorLearningRate`); every other
     argument reaches Keras as given. Nested and concurrent uses (replica
     threads building their model_fn) share one patch, removed by the last to
-    leave. Without Keras 3 this does nothing.
+    leave; other threads' optimizers are built as Keras builds them (the patched
+    constructor converts only for threads inside). Without Keras 3 this does
+    nothing.
     """
+    _this_thread.depth = getattr(_this_thread, "depth", 0) + 1
     with _lock:
         if _active["count"] == 0:
             base = _keras3_optimizer_base()
@@ -504,6 +520,7 @@ def tensor_learning_rates():
     try:
         yield
     finally:
+        _this_thread.depth -= 1
         with _lock:
             _active["count"] -= 1
             if _active["count"] == 0 and _active["class"] is not None:

@@ -12,6 +12,8 @@ with its legacy ones: same checkpoints, same metrics. So does a user's own subcl
 of Keras' SGD (defined in the user's program), which is what its base class is.
 """
 
+import threading
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -66,6 +68,44 @@ def test_keras3_tensor_rate_is_taken_only_inside_an_optimizer_callable():
         assert isinstance(built.learning_rate, tf.Tensor)
         with pytest.raises(ValueError, match="learning_rate"):
             build()  # Keras 3's own constructor, outside the factory, as before.
+
+
+def test_keras3_tensor_rate_is_not_taken_by_another_thread_meanwhile():
+    # While one thread's optimizer callable runs (inside the factory), another
+    # thread building a Keras optimizer gets Keras' own constructor: a tensor is
+    # refused there as without estimator_lite, a number taken as usual.
+    inside, done = threading.Event(), threading.Event()
+    seen = {}
+
+    def build():
+        inside.set()
+        assert done.wait(60), "the other thread did not finish"
+        rate = tf.compat.v1.train.exponential_decay(
+            0.2, tf.compat.v1.train.get_global_step(), 1, 0.5, staircase=True)
+        return tf.keras.optimizers.SGD(learning_rate=rate)
+
+    def other_thread():
+        try:
+            assert inside.wait(60), "the factory's callable did not start"
+            with tf.Graph().as_default():
+                tensor = tf.constant(0.1)
+                try:
+                    tf.keras.optimizers.SGD(learning_rate=tensor)
+                except ValueError as error:
+                    seen["tensor"] = str(error)
+            seen["number"] = tf.keras.optimizers.SGD(learning_rate=0.5).learning_rate
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    with tf.Graph().as_default():
+        tf.compat.v1.train.get_or_create_global_step()
+        built = optimizers.optimizer_factory(build)()
+    thread.join(60)
+    assert isinstance(built.learning_rate, tf.Tensor)
+    assert "Argument `learning_rate` should be float" in seen["tensor"]
+    assert float(seen["number"].numpy()) == 0.5
 
 
 def _lr_per_step(optimizer, steps):
