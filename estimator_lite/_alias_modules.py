@@ -17,7 +17,7 @@ from estimator_lite import _alias_table
 
 __all__ = ["IMPORT_HOOK_CODE", "NotProvidedError", "OWN_ROOTS", "REGISTRY",
            "TensorFlowWatcher", "WATCHED", "import_target", "is_alias_module",
-           "restore_replaced"]
+           "is_executing", "restore_replaced"]
 
 # Modules whose `estimator` attribute TF <= 2.15 set. `import tensorflow.compat.v1`
 # loads a module object distinct from `tf.compat.v1`, so each gets attached.
@@ -248,6 +248,15 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """Nothing to run: attributes resolve on first lookup."""
 
 
+# The watched TensorFlow modules whose own code is running (inside their import).
+_EXECUTING = set()
+
+
+def is_executing(name):
+    """Whether watched module `name` is being imported (its own code running)."""
+    return name in _EXECUTING
+
+
 class _AttachingLoader(importlib.abc.Loader):
     """Runs a TensorFlow module's own loader, then attaches the estimator attributes."""
 
@@ -259,7 +268,12 @@ class _AttachingLoader(importlib.abc.Loader):
         return self._loader.create_module(spec)
 
     def exec_module(self, module):
-        self._loader.exec_module(module)
+        name = module.__spec__.name if module.__spec__ is not None else module.__name__
+        _EXECUTING.add(name)
+        try:
+            self._loader.exec_module(module)
+        finally:
+            _EXECUTING.discard(name)
         spec = module.__spec__
         if spec is not None and spec.loader is self:
             spec.loader = self._loader

@@ -376,9 +376,7 @@ def _attach(module_name):
 
 def _tensorflow_importing():
     """True while the `tensorflow` package's own `__init__` is still running."""
-    module = sys.modules.get("tensorflow")
-    # importlib's own marker of a module being executed.
-    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
+    return _alias_modules.is_executing("tensorflow")
 
 
 def _attach_now(module_name):
