@@ -12,6 +12,7 @@ is in docs/reliability.md ("Collective jobs").
 
 import os
 import signal
+import socket
 import time
 
 import pytest
@@ -36,12 +37,13 @@ TRAINERS = ("worker0", "worker1")
 LOST_MESSAGE = "of a MultiWorkerMirroredStrategy job"
 
 
-def _cluster(make_cluster, strategy="v2"):
+def _cluster(make_cluster, strategy="v2", collective_timeout_secs=COLLECTIVE_TIMEOUT_SECS):
+    bound = (["--collective-timeout-secs", str(collective_timeout_secs)]
+             if collective_timeout_secs else [])  # None: the default, 600 s
     return make_cluster(
         ["--strategy", strategy, "--max-steps", str(MAX_STEPS),
          "--save-steps", str(SAVE_STEPS),
-         "--step-sleep-ms", "20",
-         "--collective-timeout-secs", str(COLLECTIVE_TIMEOUT_SECS),
+         "--step-sleep-ms", "20", *bound,
          "--session-timeout-secs", str(FINISH_SECS)],
         num_workers=2, num_ps=0, chief=False, program=_JOB)
 
@@ -148,6 +150,43 @@ def test_sigkill_and_restart_one_worker(make_cluster, label):
     codes = _supervise(cluster, TRAINERS, FINISH_SECS)
     print(f"exit codes of every incarnation after the fault: {codes}")
     assert codes[survivor][-1] == 0 and codes[label][-1] == 0, codes
+    _assert_finished(cluster, lost)
+
+
+def _serving(address):
+    host, port = address.rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+def test_a_quickly_restarted_peer_is_seen_in_seconds(make_cluster):
+    # Worker 1 is killed and restarted before worker 0 can see it gone (worker 0
+    # is stopped meanwhile, so this is certain): at its address a server answers
+    # again, but as a new incarnation that can never join worker 0's collectives.
+    # With the default 600 s bound, worker 0 must still end within seconds.
+    cluster = _cluster(make_cluster, collective_timeout_secs=None)
+    _mid_training(cluster)
+    cluster.signal("worker0", signal.SIGSTOP)
+    try:
+        assert cluster.kill("worker1") == -signal.SIGKILL
+        cluster.start("worker1")
+        wait_for(lambda: _serving(cluster.spec["worker"][1]), START_SECS,
+                 "the restarted worker 1 serving at its address")
+    finally:
+        cluster.signal("worker0", signal.SIGCONT)
+    took = _assert_ended_naming(cluster, "worker0", None, time.monotonic())
+    log = cluster.log_text("worker0")
+    print("\n".join(line for line in log.splitlines() if "was restarted" in line))
+    assert "lost worker 1" in log and "was restarted" in log, log[-3000:]
+    assert took < SURVIVOR_END_SECS  # not the 600 s bound
+    lost = _steps_lost(cluster)
+    codes = _supervise(cluster, TRAINERS, FINISH_SECS)
+    print(f"exit codes of every incarnation after the fault: {codes}")
+    assert codes["worker0"][-1] == 0 and codes["worker1"][-1] == 0, codes
     _assert_finished(cluster, lost)
 
 
