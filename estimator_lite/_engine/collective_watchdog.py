@@ -295,10 +295,10 @@ class CollectiveWatchdog:
 
     def _end(self, what, elapsed, cause):
         logging.error(
-            "%s of a MultiWorkerMirroredStrategy job: %s after %.0f s in its %s. "
+            "%s of a MultiWorkerMirroredStrategy job, %.0f s into its %s: %s. "
             "Collectives cannot be resumed in this process: exiting with code %d so "
             "that the job is restarted (every worker). Newest checkpoint: %s.",
-            self._task, cause, elapsed, what, EXIT_CODE,
+            self._task, elapsed, what, cause, EXIT_CODE,
             _newest_checkpoint(self._checkpoint_dir))
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):

@@ -103,7 +103,8 @@ def test_a_restarted_peer_ends_a_long_step_at_the_first_probe(caplog):
         _run_inside(watchdog, clock, False, [5])
     assert exits == [1]
     assert "lost worker 2 (127.0.0.1:2222), which was restarted" in caplog.text
-    assert "after 5 s in its step" in caplog.text
+    assert "worker 0 of a MultiWorkerMirroredStrategy job, 5 s into its step: " \
+        "a peer stopped answering or was restarted: lost worker 2" in caplog.text
 
 
 def test_an_answering_peer_with_unknown_or_unlearned_incarnation_keeps_the_bound():
