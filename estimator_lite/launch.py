@@ -221,8 +221,11 @@ def main(argv=None):
         print(f"estimator-lite-launch: command not found: {command[0]!r} (the command "
               "after '--' must be an executable on PATH, e.g. python)", file=sys.stderr)
         return 127
+    # A collective job's evaluator is listed in the cluster, as in TF's multi-worker
+    # tutorial: MultiWorkerMirroredStrategy() fails in an evaluator task without it.
     cluster = cluster_lib.local_cluster_spec(num_ps=args.ps, num_workers=args.workers,
-                                             chief=args.chief)
+                                             chief=args.chief,
+                                             evaluator=args.evaluator and not args.ps)
     roles = plan_roles(args.ps, args.workers, args.evaluator, chief=args.chief)
     trainers = [r.label for r in roles if r.trains]
     # No ps: the trainers are one collective group (MultiWorkerMirroredStrategy).

@@ -165,10 +165,10 @@ def test_collective_manifest_is_the_launchers_worker_only_job_restarting_on_fail
     documents = _collective_documents()
     job = documents["TFJob"]
     replicas = job["spec"]["tfReplicaSpecs"]
-    assert set(replicas) == {"Worker", "Evaluator"}
-    # What `launch --ps 0 --workers 2 --no-chief --evaluator` starts.
+    assert set(replicas) == {"Worker"}
+    # What `launch --ps 0 --workers 2 --no-chief` starts.
     planned = collections.Counter((r.task_type, r.index) for r in launch.plan_roles(
-        0, replicas["Worker"]["replicas"], True, chief=False))
+        0, replicas["Worker"]["replicas"], False, chief=False))
     assert planned == collections.Counter(
         (rtype.lower(), i) for rtype, spec in replicas.items()
         for i in range(spec["replicas"]))
@@ -176,8 +176,7 @@ def test_collective_manifest_is_the_launchers_worker_only_job_restarting_on_fail
     # (ExitCode takes 1 as permanent); the operator's backoffLimit bounds the
     # restarts, as the launcher's --max-restarts does (a group restart is one
     # restart per worker there).
-    assert {rtype: spec["restartPolicy"] for rtype, spec in replicas.items()} == {
-        "Worker": "OnFailure", "Evaluator": "OnFailure"}
+    assert replicas["Worker"]["restartPolicy"] == "OnFailure"
     assert job["spec"]["runPolicy"]["backoffLimit"] >= replicas["Worker"]["replicas"]
     claim = documents["PersistentVolumeClaim"]
     assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
