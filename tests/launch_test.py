@@ -67,6 +67,13 @@ def test_argument_errors(capsys):
         launch.main(["--ps", "-1", "--", "python"])
     with pytest.raises(SystemExit):
         launch.main(["--ps", "1", "--"])
+    with pytest.raises(SystemExit):
+        launch.main(["--no-chief", "--workers", "0", "--", "python"])
+    assert "--no-chief needs --workers >= 1 (worker 0 is the chief), got 0" in (
+        capsys.readouterr().err)
+    with pytest.raises(SystemExit):
+        launch.main(["--max-restarts", "-1", "--", "python"])
+    assert "--max-restarts must be >= 0, got -1" in capsys.readouterr().err
 
 
 def test_local_cluster_spec_and_tf_config():
