@@ -24,13 +24,18 @@ _INCARNATION_FIELD = 6
 _VARINT, _FIXED64, _LENGTH, _FIXED32 = 0, 1, 2, 5
 
 
+_GRPC = []  # [the grpc module or None] once looked up (the watchdog asks every second)
+
+
 def _grpc():
     """The grpc module, or None when it is not installed."""
-    try:
-        import grpc  # noqa: PLC0415 (a TensorFlow dependency, needed by collective jobs only)
-    except ImportError:
-        return None
-    return grpc
+    if not _GRPC:
+        try:
+            import grpc  # noqa: PLC0415 (a TensorFlow dependency; collective jobs only)
+        except ImportError:
+            grpc = None
+        _GRPC.append(grpc)
+    return _GRPC[0]
 
 
 def _identity(data):
