@@ -1,14 +1,24 @@
 """Run a training script as a local cluster: one process per role, TF_CONFIG each.
 
     python -m estimator_lite.launch --ps 1 --workers 2 --evaluator \\
-        [--model-dir DIR] -- python train.py ARGS
+        [--model-dir DIR] [--max-restarts N] -- python train.py ARGS
+    python -m estimator_lite.launch --ps 0 --workers 2 --no-chief ...   # collective
 
-Starts a chief, the workers, the ps tasks and optionally an evaluator on free
-127.0.0.1 ports, each with its own TF_CONFIG (and `model_dir` in it when given).
-Every output line is prefixed with its role (``[chief]``, ``[worker:0]``, ...).
-Exits non-zero if any role fails; stops every process on Ctrl-C or when one fails;
-after the chief and workers finish, waits for the ps tasks and the evaluator to
-exit by themselves (they do: see estimator_lite/_engine/completion.py).
+Starts a chief (unless `--no-chief`: a worker-only TF_CONFIG, worker 0 the chief,
+as MultiWorkerMirroredStrategy jobs are written), the workers, the ps tasks and
+optionally an evaluator on free 127.0.0.1 ports, each with its own TF_CONFIG (and
+`model_dir` in it when given). Every output line is prefixed with its role
+(``[chief]``, ``[worker:0]``, ...).
+
+A role that exits non-zero is restarted under the restart policy
+(`--max-restarts N`, as torchrun's: N restarts in the whole job; see
+`estimator_lite._engine.restart_policy`); a job without ps tasks is collective and
+restarts its whole worker group together. Each restart is logged with the role,
+its exit code and the newest checkpoint. When no restart is left, every process
+is stopped and the launcher exits non-zero naming the role that kept failing.
+Ctrl-C stops every process; after the chief and workers finish, the launcher waits
+for the ps tasks and the evaluator to exit by themselves (they do: see
+estimator_lite/_engine/completion.py).
 """
 
 import argparse
@@ -22,7 +32,7 @@ import threading
 import time
 
 from estimator_lite._engine import local_cluster as cluster_lib
-from estimator_lite._engine import roles
+from estimator_lite._engine import restart_policy, roles
 
 __all__ = ["main", "Role", "plan_roles"]
 
@@ -38,6 +48,7 @@ class Role:
         self.index = index
         self.process = None
         self.pump = None
+        self.pumps = []
 
     @property
     def label(self):
@@ -52,9 +63,12 @@ class Role:
         return roles.trains(self.task_type)
 
 
-def plan_roles(num_ps, num_workers, evaluator):
-    """Returns the Roles to start: chief, workers, ps tasks, then the evaluator."""
-    planned = [Role(roles.CHIEF, 0)]
+def plan_roles(num_ps, num_workers, evaluator, chief=True):
+    """Returns the Roles to start: chief, workers, ps tasks, then the evaluator.
+
+    With `chief=False` (a worker-only cluster), worker 0 is the chief.
+    """
+    planned = [Role(roles.CHIEF, 0)] if chief else []
     planned += [Role(roles.WORKER, i) for i in range(num_workers)]
     planned += [Role(roles.PS, i) for i in range(num_ps)]
     if evaluator:
@@ -71,7 +85,11 @@ def _parse(argv):
                     "command after '--' is run once per role).")
     parser.add_argument("--ps", type=int, default=1, help="number of ps tasks")
     parser.add_argument("--workers", type=int, default=1,
-                        help="number of workers besides the chief")
+                        help="number of workers besides the chief (with --no-chief: "
+                             "all the workers)")
+    parser.add_argument("--no-chief", dest="chief", action="store_false",
+                        help="a worker-only TF_CONFIG, worker 0 being the chief (as "
+                             "MultiWorkerMirroredStrategy jobs are written)")
     parser.add_argument("--evaluator", action="store_true",
                         help="also start an evaluator task")
     parser.add_argument("--model-dir", default=None,
@@ -80,12 +98,21 @@ def _parse(argv):
                         help="stop everything and fail after this long")
     parser.add_argument("--shutdown-timeout-secs", type=float, default=300,
                         help="after training, how long ps/evaluator may take to exit")
+    parser.add_argument("--max-restarts", type=int, default=0,
+                        help="restart roles that exit non-zero, at most this many "
+                             "times in the whole job (a job without ps restarts its "
+                             "whole worker group together); 0: a failure ends the job")
     args = parser.parse_args(argv[:split])
     command = argv[split + 1:]
     if not command:
         parser.error("no command after '--'")
     if args.ps < 0 or args.workers < 0:
         parser.error(f"--ps and --workers must be >= 0, got {args.ps} and {args.workers}")
+    if not args.chief and args.workers < 1:
+        parser.error(f"--no-chief needs --workers >= 1 (worker 0 is the chief), got "
+                     f"{args.workers}")
+    if args.max_restarts < 0:
+        parser.error(f"--max-restarts must be >= 0, got {args.max_restarts}")
     return args, command
 
 
@@ -101,9 +128,9 @@ class _Printer:
             self._stream.write(f"[{label}] {text}\n")
             self._stream.flush()
 
-    def pump(self, role):
-        for line in role.process.stdout:
-            self.line(role.label, line.rstrip("\n"))
+    def pump(self, process, label):
+        for line in process.stdout:
+            self.line(label, line.rstrip("\n"))
 
 
 def _start(role, command, cluster, model_dir, printer):
@@ -114,8 +141,11 @@ def _start(role, command, cluster, model_dir, printer):
     role.process = subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         bufsize=1, start_new_session=True)
-    role.pump = threading.Thread(target=printer.pump, args=(role,), daemon=True)
+    role.pump = threading.Thread(target=printer.pump, args=(role.process, role.label),
+                                 daemon=True)
+    role.pumps.append(role.pump)
     role.pump.start()
+    printer.line("launch", f"started {role.label} (pid {role.process.pid})")
 
 
 def _stop(roles, printer):
@@ -138,18 +168,23 @@ def _signal_group(process, sig):
         os.killpg(process.pid, sig)
 
 
-def _supervise(roles, args, printer):
-    """Waits for the roles; returns the exit code of the whole run."""
+def _supervise(roles, args, printer, policy, start_fn):
+    """Waits for the roles, restarting failed ones under `policy`; returns the exit
+    code of the whole run."""
     start = time.monotonic()
     training_done_at = None
     while True:
         codes = {r.label: r.process.poll() for r in roles}
         failed = [(label, c) for label, c in codes.items() if c not in (None, 0)]
         if failed:
-            label, code = failed[0]
-            printer.line("launch", f"{label} failed with exit code {code}; stopping all")
-            _stop(roles, printer)
-            return code if code > 0 else 1
+            decision = policy.on_failure(failed)
+            if decision.gives_up:
+                printer.line("launch", decision.message)
+                _stop(roles, printer)
+                return decision.exit_code
+            _restart([r for r in roles if r.label in decision.restart], decision,
+                     args, printer, start_fn)
+            continue
         if all(c == 0 for c in codes.values()):
             printer.line("launch", "all roles finished")
             return 0
@@ -169,6 +204,16 @@ def _supervise(roles, args, printer):
         time.sleep(_POLL_SECS)
 
 
+def _restart(group, decision, args, printer, start_fn):
+    """Stops what still runs of `group` (a collective job's other workers), then
+    starts every role of it again; logs the newest checkpoint they resume from."""
+    _stop(group, printer)
+    printer.line("launch", f"{decision.message}, resuming from "
+                           f"{restart_policy.newest_checkpoint(args.model_dir)}")
+    for role in group:
+        start_fn(role)
+
+
 def main(argv=None):
     """Runs the command once per role; returns the process exit code."""
     args, command = _parse(list(sys.argv[1:] if argv is None else argv))
@@ -176,21 +221,34 @@ def main(argv=None):
         print(f"estimator-lite-launch: command not found: {command[0]!r} (the command "
               "after '--' must be an executable on PATH, e.g. python)", file=sys.stderr)
         return 127
-    cluster = cluster_lib.local_cluster_spec(num_ps=args.ps, num_workers=args.workers)
-    roles = plan_roles(args.ps, args.workers, args.evaluator)
+    # A collective job's evaluator is listed in the cluster, as in TF's multi-worker
+    # tutorial: MultiWorkerMirroredStrategy() fails in an evaluator task without it.
+    cluster = cluster_lib.local_cluster_spec(num_ps=args.ps, num_workers=args.workers,
+                                             chief=args.chief,
+                                             evaluator=args.evaluator and not args.ps)
+    roles = plan_roles(args.ps, args.workers, args.evaluator, chief=args.chief)
+    trainers = [r.label for r in roles if r.trains]
+    # No ps: the trainers are one collective group (MultiWorkerMirroredStrategy).
+    group = trainers if not args.ps and len(trainers) > 1 else ()
+    policy = restart_policy.RestartPolicy(args.max_restarts, group)
     printer = _Printer(sys.stdout)
     printer.line("launch", f"cluster {cluster}")
+    printer.line("launch", policy.describe())
+
+    def start_fn(role):
+        _start(role, command, cluster, args.model_dir, printer)
+
     try:
         for role in roles:
-            _start(role, command, cluster, args.model_dir, printer)
-        code = _supervise(roles, args, printer)
+            start_fn(role)
+        code = _supervise(roles, args, printer, policy, start_fn)
     except KeyboardInterrupt:
         printer.line("launch", "interrupted; stopping all")
         _stop(roles, printer)
         code = 130
     for role in roles:
-        if role.pump is not None:
-            role.pump.join(timeout=5)
+        for pump in role.pumps:
+            pump.join(timeout=5)
     return code
 
 

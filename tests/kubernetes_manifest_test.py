@@ -17,6 +17,7 @@ import yaml
 
 import estimator_lite as el
 from estimator_lite import launch
+from estimator_lite._engine import cluster_info
 from estimator_lite._engine import local_cluster as cluster_lib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -150,3 +151,48 @@ def test_readme_shows_how_to_run_it():
     assert "kubectl apply -f examples/kubernetes/tfjob.yaml" in text
     command = shlex.join(_container(_replicas()["Chief"])["command"])
     assert command in text
+
+
+COLLECTIVE_MANIFEST = os.path.join(ROOT, "examples", "kubernetes", "tfjob-collective.yaml")
+
+
+def _collective_documents():
+    with open(COLLECTIVE_MANIFEST) as f:
+        return {doc["kind"]: doc for doc in yaml.safe_load_all(f)}
+
+
+def test_collective_manifest_is_the_launchers_worker_only_job_restarting_on_failure():
+    documents = _collective_documents()
+    job = documents["TFJob"]
+    replicas = job["spec"]["tfReplicaSpecs"]
+    assert set(replicas) == {"Worker"}
+    # What `launch --ps 0 --workers 2 --no-chief` starts.
+    planned = collections.Counter((r.task_type, r.index) for r in launch.plan_roles(
+        0, replicas["Worker"]["replicas"], False, chief=False))
+    assert planned == collections.Counter(
+        (rtype.lower(), i) for rtype, spec in replicas.items()
+        for i in range(spec["replicas"]))
+    # A worker that loses a peer exits 1 by itself: only OnFailure restarts it
+    # (ExitCode takes 1 as permanent); the operator's backoffLimit bounds the
+    # restarts, as the launcher's --max-restarts does (a group restart is one
+    # restart per worker there).
+    assert replicas["Worker"]["restartPolicy"] == "OnFailure"
+    assert job["spec"]["runPolicy"]["backoffLimit"] >= replicas["Worker"]["replicas"]
+    claim = documents["PersistentVolumeClaim"]
+    assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
+    for rtype, spec in replicas.items():
+        command = _container(spec)["command"]
+        assert command[:2] == ["python", "examples/distributed_digits.py"]
+        assert _flag(command, "--strategy") == "multi_worker_mirrored"
+        volume = spec["template"]["spec"]["volumes"][0]
+        assert volume["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
+        for index in range(spec["replicas"]):
+            # What RunConfig(train_distribute=MultiWorkerMirroredStrategy()) reads
+            # (building the strategy here would configure this process's runtime).
+            config = cluster_info.parse_tf_config(
+                _operator_tf_config(job, replicas, rtype, index), workers_only_ok=True)
+            assert config.task_type == rtype.lower() and config.task_id == index
+            assert config.is_chief == (rtype == "Worker" and index == 0)
+            if rtype == "Worker":
+                assert config.num_ps_replicas == 0
+                assert config.num_worker_replicas == replicas["Worker"]["replicas"]

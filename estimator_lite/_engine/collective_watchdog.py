@@ -10,7 +10,9 @@ So a worker of a collective job:
 
 * runs a watchdog thread that, while a step (or session creation) is running
   longer than a few seconds, probes the peers' addresses from the cluster spec;
-  a peer that does not accept connections twice in a row, or a step that ran
+  a peer that does not accept connections twice in a row, a peer whose server
+  answers with another incarnation than when the collectives were formed (it was
+  restarted: it can never join them; `peer_incarnation`), or a step that ran
   longer than the bound (`RunConfig.experimental_collective_timeout_secs`;
   session creation and the first step: `session_creation_timeout_secs`, since
   peers may still be starting), ends the process: it logs which task was lost
@@ -31,7 +33,7 @@ import threading
 import time
 
 from estimator_lite._engine import model_dir as model_dir_lib
-from estimator_lite._engine import roles
+from estimator_lite._engine import peer_incarnation, roles
 from estimator_lite._tf import logging, tf
 
 __all__ = ["EXIT_CODE", "CollectiveWatchdog", "for_config", "is_collective_loss",
@@ -156,7 +158,8 @@ class CollectiveWatchdog:
     def __init__(self, peer_list, task, checkpoint_dir, step_timeout_secs,
                  start_timeout_secs, clock=time.monotonic, exit_fn=os._exit,
                  reachable=_reachable, poll_secs=_POLL_SECS,
-                 probe_after_secs=_PROBE_AFTER_SECS):
+                 probe_after_secs=_PROBE_AFTER_SECS,
+                 incarnation=peer_incarnation.incarnation):
         """Prepares the watchdog (its thread starts with `start`).
 
         Args:
@@ -166,7 +169,9 @@ class CollectiveWatchdog:
           step_timeout_secs: the longest a step may run (None: no bound).
           start_timeout_secs: the longest session creation and the first step may
             run (None or inf: no bound).
-          clock, exit_fn, reachable, poll_secs, probe_after_secs: injectable.
+          clock, exit_fn, reachable, poll_secs, probe_after_secs, incarnation:
+            injectable (`incarnation(address)` answers a peer's incarnation ids,
+            or None when unknown).
         """
         self._peers = list(peer_list)
         self._task = task
@@ -178,6 +183,11 @@ class CollectiveWatchdog:
         self._reachable = reachable
         self._poll_secs = poll_secs
         self._probe_after = probe_after_secs
+        self._incarnation = incarnation
+        # Each peer's incarnation once a call succeeded (the collectives are formed
+        # with it); read by the thread, so a dead peer never blocks a step.
+        self._formed = False
+        self._known = {}
         # (start time, what, bound, probe for losses) of the running call, or None.
         self._running = None
         self._misses = {}
@@ -216,10 +226,12 @@ class CollectiveWatchdog:
             bound = self._start_timeout if first else self._step_timeout
             self._running = (self._clock(), what, bound, not first)
             try:
-                return fn(*args)
+                result = fn(*args)
             finally:
                 self._running = None
                 self._misses.clear()
+            self._formed = True
+            return result
         return watched
 
     def _loop(self):
@@ -229,6 +241,8 @@ class CollectiveWatchdog:
     def check(self):
         """One look at the running call (the thread's loop; callable in tests)."""
         running = self._running
+        if self._formed and len(self._known) < len(self._peers):
+            self._learn_incarnations()
         if running is None:
             return
         started, what, bound, probe = running
@@ -236,19 +250,39 @@ class CollectiveWatchdog:
         if probe and elapsed >= self._probe_after:
             lost = self._probe()
             if lost:
-                self._end(what, elapsed, "a peer stopped answering: lost " +
-                          ", ".join(lost))
+                self._end(what, elapsed, "a peer stopped answering or was restarted: "
+                          "lost " + ", ".join(lost))
                 return
         if bound is not None and elapsed >= bound:
             self._end(what, elapsed, f"the {what} ran past its {bound:g} s bound; " +
                       _who(self._unreachable()))
 
+    def _learn_incarnations(self):
+        for label, address in self._peers:
+            if label not in self._known:
+                answer = self._incarnation(address)
+                if answer is not None:
+                    self._known[label] = answer
+
+    def _restarted(self, label, address):
+        """Whether the peer now answers with another incarnation than it had."""
+        known = self._known.get(label)
+        if known is None:
+            return False
+        answer = self._incarnation(address)
+        return answer is not None and answer != known
+
     def _probe(self):
-        """The peers that failed `_MISSES_TO_LOSE` probes in a row."""
+        """The peers that failed `_MISSES_TO_LOSE` probes in a row, or that answer
+        as a new incarnation (at once: a restart is certain, not a slow accept)."""
         lost = []
         for label, address in self._peers:
             if self._reachable(address):
                 self._misses.pop(label, None)
+                if self._restarted(label, address):
+                    lost.append(f"{label} ({address}), which was restarted: it answers "
+                                "as a new incarnation, which cannot join the collectives "
+                                "formed with its previous one")
                 continue
             self._misses[label] = self._misses.get(label, 0) + 1
             if self._misses[label] >= _MISSES_TO_LOSE:
@@ -261,10 +295,10 @@ class CollectiveWatchdog:
 
     def _end(self, what, elapsed, cause):
         logging.error(
-            "%s of a MultiWorkerMirroredStrategy job: %s after %.0f s in its %s. "
+            "%s of a MultiWorkerMirroredStrategy job, %.0f s into its %s: %s. "
             "Collectives cannot be resumed in this process: exiting with code %d so "
             "that the job is restarted (every worker). Newest checkpoint: %s.",
-            self._task, cause, elapsed, what, EXIT_CODE,
+            self._task, elapsed, what, cause, EXIT_CODE,
             _newest_checkpoint(self._checkpoint_dir))
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):

@@ -27,13 +27,15 @@ def pick_free_ports(count):
             s.close()
 
 
-def local_cluster_spec(num_ps=1, num_workers=1, chief=True):
+def local_cluster_spec(num_ps=1, num_workers=1, chief=True, evaluator=False):
     """Builds a cluster dict {job: ['127.0.0.1:port', ...]} on free ports.
 
     Args:
       num_ps: number of ps tasks.
       num_workers: number of worker tasks besides the chief.
       chief: whether the cluster has a chief task.
+      evaluator: whether the cluster lists an evaluator task (as
+        MultiWorkerMirroredStrategy's constructor needs in an evaluator).
 
     Returns:
       The cluster dict, as it goes into TF_CONFIG's 'cluster'.
@@ -44,7 +46,8 @@ def local_cluster_spec(num_ps=1, num_workers=1, chief=True):
     if num_ps < 0 or num_workers < 0:
         raise ValueError(f"num_ps and num_workers must be >= 0, got num_ps={num_ps}, "
                          f"num_workers={num_workers}")
-    sizes = {roles.CHIEF: int(bool(chief)), roles.WORKER: num_workers, roles.PS: num_ps}
+    sizes = {roles.CHIEF: int(bool(chief)), roles.WORKER: num_workers, roles.PS: num_ps,
+             roles.EVALUATOR: int(bool(evaluator))}
     ports = iter(pick_free_ports(sum(sizes.values())))
     return {job: [f"127.0.0.1:{next(ports)}" for _ in range(n)]
             for job, n in sizes.items() if n}

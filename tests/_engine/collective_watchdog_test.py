@@ -10,6 +10,7 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite._engine import collective_watchdog as cw
+from estimator_lite._engine import local_cluster, peer_incarnation
 
 _PEERS = [("worker 1", "127.0.0.1:1111"), ("worker 2", "127.0.0.1:2222")]
 
@@ -36,7 +37,7 @@ def _watchdog(clock, down=(), exits=None, **kwargs):
     return cw.CollectiveWatchdog(
         _PEERS, "worker 0", None, kwargs.pop("step", 30), kwargs.pop("start", 300),
         clock=clock, exit_fn=exit_fn, reachable=lambda address: address not in down,
-        **kwargs)
+        incarnation=kwargs.pop("incarnation", lambda address: None), **kwargs)
 
 
 def _run_inside(watchdog, clock, first, checks):
@@ -73,7 +74,7 @@ def test_one_missed_probe_is_not_a_loss():
     answers = iter([False, True, True, True, True, True])
     watchdog = cw.CollectiveWatchdog(
         _PEERS[:1], "worker 0", None, 30, 300, clock=clock, exit_fn=exits.append,
-        reachable=lambda address: next(answers))
+        reachable=lambda address: next(answers), incarnation=lambda address: None)
     _run_inside(watchdog, clock, False, [5, 1, 1])
     assert exits == []
 
@@ -86,6 +87,69 @@ def test_the_bound_ends_a_step_whose_peers_all_answer(caplog):
     assert exits == [1]
     assert "ran past its 30 s bound" in caplog.text
     assert "every peer answers" in caplog.text
+
+
+def test_a_restarted_peer_ends_a_long_step_at_the_first_probe(caplog):
+    # Worker 2 was killed and restarted at once: it accepts connections again, but
+    # its server answers with new incarnation ids.
+    clock, exits = _Clock(), []
+    ids = {"127.0.0.1:1111": (("cpu", 1),), "127.0.0.1:2222": (("cpu", 2),)}
+    watchdog = _watchdog(clock, exits=exits, step=600, incarnation=ids.get)
+    assert _run_inside(watchdog, clock, True, [1]) == "done"  # collectives formed
+    watchdog.check()  # the thread learns each peer's incarnation
+    assert _run_inside(watchdog, clock, False, [6, 1]) == "done"  # same ids: no end
+    ids["127.0.0.1:2222"] = (("cpu", 99),)
+    with pytest.raises(_ExitedError):
+        _run_inside(watchdog, clock, False, [5])
+    assert exits == [1]
+    assert "lost worker 2 (127.0.0.1:2222), which was restarted" in caplog.text
+    assert "worker 0 of a MultiWorkerMirroredStrategy job, 5 s into its step: " \
+        "a peer stopped answering or was restarted: lost worker 2" in caplog.text
+
+
+def test_an_answering_peer_with_unknown_or_unlearned_incarnation_keeps_the_bound():
+    # A peer that accepts but does not answer GetStatus (hung) is no restart: only
+    # the bound ends the step. Nor is a change seen before a call ever succeeded.
+    clock, exits = _Clock(), []
+    answers = {"127.0.0.1:1111": None, "127.0.0.1:2222": (("cpu", 2),)}
+    watchdog = _watchdog(clock, exits=exits, step=30,
+                         incarnation=lambda address: answers[address])
+    watchdog.check()
+    answers["127.0.0.1:2222"] = (("cpu", 3),)  # not learned yet: no baseline
+    assert _run_inside(watchdog, clock, False, [10, 10, 9]) == "done"
+    watchdog.check()
+    answers["127.0.0.1:2222"] = None  # now hung
+    with pytest.raises(_ExitedError):
+        _run_inside(watchdog, clock, False, [10, 10, 9, 1])
+    assert exits == [1]
+
+
+def test_incarnation_of_a_real_server_is_stable_and_unknown_when_nobody_answers():
+    (port,) = local_cluster.pick_free_ports(1)
+    address = f"127.0.0.1:{port}"
+    assert peer_incarnation.incarnation(address, timeout_secs=0.5) is None
+    server = tf.distribute.Server({"worker": [address]}, job_name="worker",
+                                  task_index=0, start=True)
+    del server  # gRPC servers cannot be stopped; it serves until the test process ends
+    first = peer_incarnation.incarnation(address)
+    assert first and first == peer_incarnation.incarnation(address)
+    names = [name for name, _ in first]
+    assert "/job:worker/replica:0/task:0/device:CPU:0" in names
+    assert all(isinstance(value, int) and value > 0 for _, value in first)
+
+
+def test_decode_incarnations_reads_get_status_replies():
+    def device(name, incarnation):
+        encoded = name.encode()
+        return (b"\x0a" + bytes([len(encoded)]) + encoded + b"\x12\x03CPU"
+                + b"\x31" + incarnation.to_bytes(8, "little"))
+    one, two = device("/job:w/device:CPU:0", 7), device("/job:w/device:GPU:0", 2**63)
+    reply = (b"\x0a" + bytes([len(two)]) + two + b"\x0a" + bytes([len(one)]) + one)
+    assert peer_incarnation.decode_incarnations(reply) == (
+        ("/job:w/device:CPU:0", 7), ("/job:w/device:GPU:0", 2**63))
+    assert peer_incarnation.decode_incarnations(b"") == ()
+    with pytest.raises(ValueError, match="truncated"):
+        peer_incarnation.decode_incarnations(b"\x0a\x05ab")
 
 
 def test_session_creation_and_first_step_wait_for_starting_peers():
@@ -118,7 +182,7 @@ def test_message_names_the_newest_checkpoint(tmp_path, caplog):
     clock, exits = _Clock(), []
     watchdog = cw.CollectiveWatchdog(
         _PEERS, "worker 0", str(tmp_path), 30, 300, clock=clock, exit_fn=exits.append,
-        reachable=lambda address: False)
+        reachable=lambda address: False, incarnation=lambda address: None)
     _run_inside(watchdog, clock, False, [6, 1])
     assert exits == [1]
     assert "model.ckpt-300 (global step 300)" in caplog.text
@@ -193,7 +257,8 @@ def test_the_thread_ends_a_blocked_call_and_stops_cleanly():
 
     watchdog = cw.CollectiveWatchdog(
         _PEERS[:1], "worker 0", None, 30, 300, exit_fn=exit_fn,
-        reachable=lambda address: False, poll_secs=0.01, probe_after_secs=0)
+        reachable=lambda address: False, poll_secs=0.01, probe_after_secs=0,
+        incarnation=lambda address: None)
     watchdog.start()
     try:
         # A step blocked on a lost peer: the thread ends it (here: unblocks it).

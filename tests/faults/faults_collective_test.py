@@ -12,6 +12,9 @@ is in docs/reliability.md ("Collective jobs").
 
 import os
 import signal
+import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -19,6 +22,7 @@ import pytest
 from estimator_lite._engine.local_cluster import pick_free_ports
 from tests.faults.cluster import restores, wait_for
 from tests.faults.scenarios import START_SECS
+from tests.support import zygote
 
 _JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "collective_job.py")
 MAX_STEPS = 600
@@ -36,12 +40,13 @@ TRAINERS = ("worker0", "worker1")
 LOST_MESSAGE = "of a MultiWorkerMirroredStrategy job"
 
 
-def _cluster(make_cluster, strategy="v2"):
+def _cluster(make_cluster, strategy="v2", collective_timeout_secs=COLLECTIVE_TIMEOUT_SECS):
+    bound = (["--collective-timeout-secs", str(collective_timeout_secs)]
+             if collective_timeout_secs else [])  # None: the default, 600 s
     return make_cluster(
         ["--strategy", strategy, "--max-steps", str(MAX_STEPS),
          "--save-steps", str(SAVE_STEPS),
-         "--step-sleep-ms", "20",
-         "--collective-timeout-secs", str(COLLECTIVE_TIMEOUT_SECS),
+         "--step-sleep-ms", "20", *bound,
          "--session-timeout-secs", str(FINISH_SECS)],
         num_workers=2, num_ps=0, chief=False, program=_JOB)
 
@@ -148,6 +153,61 @@ def test_sigkill_and_restart_one_worker(make_cluster, label):
     codes = _supervise(cluster, TRAINERS, FINISH_SECS)
     print(f"exit codes of every incarnation after the fault: {codes}")
     assert codes[survivor][-1] == 0 and codes[label][-1] == 0, codes
+    _assert_finished(cluster, lost)
+
+
+def _serving(address):
+    host, port = address.rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+# A restarted worker 1 that answers at its address but never joins (it is busy
+# starting, or waits for the chief): a bare TensorFlow server in its place.
+_STAND_IN = """
+import sys, time
+import tensorflow as tf
+server = tf.distribute.Server({"worker": sys.argv[1:]}, job_name="worker", task_index=1)
+print("serving", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.slow
+def test_a_quickly_restarted_peer_is_seen_in_seconds(make_cluster, tmp_path):
+    # Worker 1 is killed and a new incarnation serves at its address before worker 0
+    # can see it gone (worker 0 is stopped meanwhile, so this is certain). It
+    # answers the probes but can never join worker 0's collectives: with the
+    # default 600 s bound, worker 0 must still end within seconds, naming it.
+    cluster = _cluster(make_cluster, collective_timeout_secs=None)
+    _mid_training(cluster)
+    stand_in = None
+    cluster.signal("worker0", signal.SIGSTOP)
+    try:
+        assert cluster.kill("worker1") == -signal.SIGKILL
+        with open(tmp_path / "stand_in.log", "wb") as log:
+            stand_in = zygote.Popen(
+                [sys.executable, "-c", _STAND_IN, *cluster.spec["worker"]],
+                stdout=log, stderr=subprocess.STDOUT)
+        wait_for(lambda: _serving(cluster.spec["worker"][1]), START_SECS,
+                 "the new worker 1 serving at its address")
+    finally:
+        cluster.signal("worker0", signal.SIGCONT)
+    try:
+        took = _assert_ended_naming(cluster, "worker0", "worker 1", time.monotonic())
+    finally:
+        stand_in.kill()
+        stand_in.wait()
+    log = cluster.log_text("worker0")
+    assert "which was restarted: it answers as a new incarnation" in log, log[-3000:]
+    assert took < SURVIVOR_END_SECS  # not the 600 s bound
+    lost = _steps_lost(cluster)
+    codes = _supervise(cluster, TRAINERS, FINISH_SECS)
+    print(f"exit codes of every incarnation after the fault: {codes}")
+    assert codes["worker0"][-1] == 0 and codes["worker1"][-1] == 0, codes
     _assert_finished(cluster, lost)
 
 
