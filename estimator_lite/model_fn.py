@@ -316,8 +316,11 @@ def check_model_fn(model_fn, params=None):
     fn_args.check_declared_args("model_fn", model_fn, _MODEL_FN_ARGS, ("features",))
     declared = fn_args.declared_args(model_fn)
     if params is not None and declared is not None and "params" not in declared:
-        raise ValueError(f"params were given to the Estimator ({params!r}) but "
-                         f"model_fn {model_fn!r} takes no params argument")
+        raise ValueError(f"model_fn ({model_fn}) does not include params argument, "
+                         f"but params ({params}) is passed to Estimator. (its "
+                         "arguments are "
+                         f"{fn_args.declared_args(model_fn)}: add params to them, or "
+                         "give the Estimator no params)")
     return model_fn
 
 
