@@ -42,6 +42,7 @@ def call_logit_fn(logit_fn, features, mode, params, config):
         "features": features, "mode": mode, "params": params, "config": config})
     values = logits.values() if isinstance(logits, dict) else [logits]
     if not values or not all(isinstance(v, tf.Tensor) for v in values):
-        raise ValueError("logit_fn must return a Tensor or a dict of str to Tensor, "
-                         f"got {logits!r}")
+        raise ValueError("logit_fn should return a Tensor or a dictionary mapping "
+                         f"strings to Tensors.  logit_fn returned: {logits} (a Tensor "
+                         "or a dict of str to Tensor is needed)")
     return logits

@@ -39,8 +39,8 @@ def _check_is_tensor(name, value):
       TypeError: anything else, SparseTensors included (as tf.estimator).
     """
     if not isinstance(value, TENSOR_TYPES):
-        raise TypeError(f"{name} must be a Tensor (or a Variable), got {value!r} of "
-                        f"type {type(value).__name__}")
+        raise TypeError(f"{name} must be Tensor, given: {value} (a Tensor or a "
+                        f"Variable is needed, got type {type(value).__name__})")
     return value
 
 
@@ -51,8 +51,8 @@ def _check_loss(loss):
     loss = _check_is_tensor("loss", loss)
     shape = loss.shape
     if shape.num_elements() not in (None, 1):
-        raise ValueError(f"loss must be a scalar Tensor (one element), got shape "
-                         f"{shape}: {loss!r}")
+        raise ValueError(f"Loss must be scalar, given: {loss} (loss must hold one "
+                         f"element, got shape {shape})")
     if not shape.is_compatible_with(tf.TensorShape([])):
         loss = tf.reshape(loss, [])
     return loss
@@ -122,7 +122,8 @@ def _check_train_op(train_op):
     if _keras.is_keras_object(train_op):
         raise TypeError(f"train_op is a Keras object, {_keras_repr(train_op)}: "
                         f"{KERAS3_OPTIMIZER_HINT}")
-    raise TypeError(f"train_op must be a Tensor or Operation, got {train_op!r}")
+    raise TypeError(f"train_op must be Operation or Tensor, given: {train_op} (got "
+                    f"type {type(train_op).__name__})")
 
 
 def _check_predictions(predictions, mode):
@@ -131,7 +132,7 @@ def _check_predictions(predictions, mode):
     if predictions is None:
         return {}
     if isinstance(predictions, dict):
-        return {key: _check_is_tensor(f"predictions[{key!r}]", value)
+        return {key: _check_is_tensor(f"predictions[{key}]", value)
                 for key, value in predictions.items()}
     return _check_is_tensor("predictions", predictions)
 
@@ -145,8 +146,9 @@ def _check_metric_ops(eval_metric_ops):
     if eval_metric_ops is None:
         return {}
     if not isinstance(eval_metric_ops, dict):
-        raise TypeError("eval_metric_ops must be a dict of name to (value, update_op) "
-                        f"or Keras Metric, got {eval_metric_ops!r}")
+        raise TypeError(f"eval_metric_ops must be a dict, given: {eval_metric_ops} "
+                        "(a dict of name to a (value, update_op) tuple or a Keras "
+                        "Metric)")
     eval_metric_ops = dict(eval_metric_ops)
     for name, given in eval_metric_ops.items():
         if hasattr(given, "value_and_update_op"):
@@ -157,8 +159,9 @@ def _check_metric_ops(eval_metric_ops):
             # As tf.estimator: the metric's result, and its updates run per batch.
             eval_metric_ops[name] = keras_metrics.metric_pair(name, given)
         elif not isinstance(given, tuple) or len(given) != 2:
-            raise TypeError(f"eval_metric_ops[{name!r}] must be a (value, update_op) "
-                            f"tuple or a Keras Metric, got {given!r}")
+            raise TypeError("Values of eval_metric_ops must be (metric_value, "
+                            f"update_op) tuples, given: {given} for key: {name} "
+                            "(or a Keras Metric)")
     return eval_metric_ops
 
 
@@ -172,19 +175,22 @@ def _check_export_outputs(export_outputs, predictions, mode):
     if export_outputs is None:
         return {default_key: export_lib.PredictOutput(predictions)}
     if not isinstance(export_outputs, dict):
-        raise TypeError("export_outputs must be a dict of signature name to ExportOutput, "
-                        f"got {export_outputs!r}")
+        raise TypeError(f"`export_outputs` must be dict, received: {export_outputs}. "
+                        "(a dict of signature name to ExportOutput)")
     for key, value in export_outputs.items():
         if not isinstance(value, export_lib.ExportOutput):
-            raise TypeError("export_outputs must map names to ExportOutput (e.g. "
-                            f"PredictOutput); got entry {key!r}: {value!r}")
+            raise TypeError("Values in `export_outputs` must be ExportOutput objects, "
+                            f"received: {export_outputs}. (entry {key!r} is a "
+                            f"{type(value).__name__}, not e.g. a PredictOutput)")
     # Signature names are the keys' text, as tf.estimator writes them ('1' for 1).
     outputs = {f"{key or 'None'}": value for key, value in export_outputs.items()}
     if default_key not in outputs:
         if len(outputs) != 1:
-            raise ValueError(f"export_outputs has {len(outputs)} entries "
-                             f"{sorted(outputs)} and none is {default_key!r}; name the "
-                             "one to serve by default")
+            raise ValueError("Multiple `export_outputs` were provided, but none of "
+                             "them are specified as the default. Use"
+                             "`tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY` to "
+                             f"specify a default. (export_outputs has {len(outputs)} "
+                             f"entries {sorted(outputs)} and none is {default_key!r})")
         outputs[default_key] = next(iter(outputs.values()))
     return outputs
 
@@ -195,7 +201,8 @@ def _check_hooks(name, hooks):
     hooks = tuple(hooks)
     for hook in hooks:
         if not isinstance(hook, tf.train.SessionRunHook):
-            raise TypeError(f"{name} must contain only SessionRunHook, got {hook!r}")
+            raise TypeError("All hooks must be SessionRunHook instances, given: "
+                            f"{hook} ({name} holds a {type(hook).__name__})")
     return hooks
 
 
@@ -208,16 +215,18 @@ def _check_same_graph(name, values):
     graph = tf.get_default_graph()
     for value in tf.nest.flatten(values):
         if getattr(value, "graph", graph) is not graph:
-            raise ValueError(f"{name} {value!r} must be from the default graph (the "
-                             "one the model_fn was called in): it was built outside "
-                             "the model_fn, or by an earlier call of it")
+            raise ValueError(f'{name} with "{getattr(value, "name", value)}" must be '
+                             "from the default graph. (the one the model_fn was "
+                             f"called in: {value!r} was built outside the model_fn, "
+                             "or by an earlier call of it)")
 
 
 def _check_scaffold(scaffold):
     scaffold = scaffold or tf.train.Scaffold()
     if not isinstance(scaffold, tf.train.Scaffold):
-        raise TypeError(f"scaffold must be a tf.compat.v1.train.Scaffold, got "
-                        f"{scaffold!r}")
+        raise TypeError(f"scaffold must be tf.train.Scaffold. Given: {scaffold} (a "
+                        f"tf.compat.v1.train.Scaffold is needed, got type "
+                        f"{type(scaffold).__name__})")
     return scaffold
 
 
@@ -243,20 +252,20 @@ class EstimatorSpec(_SpecTuple):
         """
         if train_op is None:
             if mode == ModeKeys.TRAIN:
-                raise ValueError("train_op is required in 'train' mode (missing "
-                                 "train_op)")
+                raise ValueError("Missing train_op. (train_op is required in "
+                                 "'train' mode)")
         else:
             train_op = _check_train_op(train_op)
             _check_same_graph("train_op", train_op)
         if loss is None:
             if mode in (ModeKeys.TRAIN, ModeKeys.EVAL):
-                raise ValueError(f"loss is required in {mode!r} mode (missing loss)")
+                raise ValueError(f"Missing loss. (loss is required in {mode!r} mode)")
         else:
             loss = _check_loss(loss)
             _check_same_graph("loss", loss)
         if predictions is None and mode == ModeKeys.PREDICT:
-            raise ValueError("predictions are required in 'infer' (PREDICT) mode "
-                             "(missing predictions)")
+            raise ValueError("Missing predictions. (predictions are required in "
+                             "'infer' (PREDICT) mode)")
         predictions = _check_predictions(predictions, mode)
         _check_same_graph("predictions", predictions)
         export_outputs = _check_export_outputs(export_outputs, predictions, mode)
@@ -278,8 +287,8 @@ class EstimatorSpec(_SpecTuple):
           ValueError: `mode` would change.
         """
         if "mode" in kwargs and kwargs["mode"] != self.mode:
-            raise ValueError(f"the mode of an EstimatorSpec cannot be changed: it is "
-                             f"{self.mode!r}, got mode={kwargs['mode']!r}")
+            raise ValueError(f"mode of EstimatorSpec cannot be changed. (it is "
+                             f"{self.mode!r}, got mode={kwargs['mode']!r})")
         fields = self._asdict()
         fields.update(kwargs)
         return EstimatorSpec(**fields)
@@ -307,8 +316,11 @@ def check_model_fn(model_fn, params=None):
     fn_args.check_declared_args("model_fn", model_fn, _MODEL_FN_ARGS, ("features",))
     declared = fn_args.declared_args(model_fn)
     if params is not None and declared is not None and "params" not in declared:
-        raise ValueError(f"params were given to the Estimator ({params!r}) but "
-                         f"model_fn {model_fn!r} takes no params argument")
+        raise ValueError(f"model_fn ({model_fn}) does not include params argument, "
+                         f"but params ({params}) is passed to Estimator. (its "
+                         "arguments are "
+                         f"{fn_args.declared_args(model_fn)}: add params to them, or "
+                         "give the Estimator no params)")
     return model_fn
 
 

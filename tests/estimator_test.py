@@ -252,9 +252,12 @@ def test_predict_options(tmp_path):
     batches = list(est.predict(models.input_fn(n=40, batch_size=16, epochs=1),
                                yield_single_examples=False))
     assert [b["y"].shape[0] for b in batches] == [16, 16, 8]
-    with pytest.raises(ValueError, match="not among the predictions"):
+    with pytest.raises(ValueError, match="Expected to run at least one output from"):
         next(est.predict(models.input_fn(epochs=1), predict_keys=["nope"]))
     first = next(est.predict(models.input_fn(epochs=1), predict_keys="y"))
+    assert set(first) == {"y"}
+    # As tf.estimator: keys naming no prediction are left out while one does.
+    first = next(est.predict(models.input_fn(epochs=1), predict_keys=["nope", "y"]))
     assert set(first) == {"y"}
 
 
@@ -333,7 +336,7 @@ def test_estimator_argument_errors(tmp_path):
         el.Estimator(lambda features, extra: None)
     # tf.estimator's rules: params may be any object (an HParams, say), but only a
     # model_fn taking `params` may be given them; a missing model_fn is a ValueError.
-    with pytest.raises(ValueError, match="takes no params argument"):
+    with pytest.raises(ValueError, match="does not include params argument"):
         el.Estimator(lambda features, labels, mode: None, params={"lr": 0.1})
     with pytest.raises(ValueError, match="model_fn must be given"):
         el.Estimator(None)

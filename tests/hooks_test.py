@@ -198,7 +198,7 @@ def test_call_logit_fn_passes_declared_arguments():
             lambda features, params: features["x"] * params["k"], {"x": x}, "train",
             {"k": 2.0}, None)
         assert isinstance(logits, tf.Tensor)
-        with pytest.raises(ValueError, match="logit_fn must return a Tensor"):
+        with pytest.raises(ValueError, match="logit_fn should return a Tensor"):
             el.experimental.call_logit_fn(lambda features: 3, {}, "train", {}, None)
 
 

@@ -33,11 +33,13 @@ def metric_fetches(eval_metric_ops, loss, global_step):
       ValueError: the model_fn's metrics use a name the Estimator reports itself
         ('loss', 'global_step'), as tf.estimator refuses.
     """
-    for reserved in ("loss", "global_step"):
-        if reserved in eval_metric_ops:
-            raise ValueError(f"eval_metric_ops must not use the name {reserved!r}: "
-                             "the Estimator reports that metric itself; got "
-                             f"eval_metric_ops with keys {sorted(eval_metric_ops)}")
+    # tf.estimator's words: "loss" in quotes, `global_step` in backquotes.
+    for reserved in ('"loss"', "`global_step`"):
+        if reserved[1:-1] in eval_metric_ops:
+            raise ValueError(f"Metric with name {reserved} is not allowed, because "
+                             "Estimator already defines a default metric with the "
+                             "same name. (eval_metric_ops has the keys "
+                             f"{sorted(eval_metric_ops)})")
     metric_ops = dict(eval_metric_ops)
     metric_ops["loss"] = tf.metrics.mean(loss)
     update_op = tf.group(*[op for _, op in metric_ops.values()])

@@ -185,12 +185,14 @@ def _hooks_qualify(hooks):
 
 def _hook_qualifies(hook):
     """TensorFlow's and the library's hooks fetch reads only; another hook
-    qualifies when it fetches nothing (keeps SessionRunHook.before_run)."""
+    qualifies when it fetches nothing (keeps SessionRunHook.before_run). A hook
+    whose class has no before_run of its own (a `mock.MagicMock(spec=...)`,
+    which answers per instance) does not qualify."""
     cls = type(hook)
     if any(c.__name__ in _TRACING_HOOKS for c in cls.__mro__):
         return False
     return (cls.__module__.startswith(_KNOWN_HOOK_MODULES)
-            or cls.before_run is tf.train.SessionRunHook.before_run)
+            or getattr(cls, "before_run", None) is tf.train.SessionRunHook.before_run)
 
 
 def _state_follows_input(graph, setup):
@@ -200,7 +202,10 @@ def _state_follows_input(graph, setup):
     executor has by then run every op that did not need the input (they are ready
     at once); the single-threaded one only those it ordered before the input op.
     """
-    setup_ops = _ancestors(_setup_roots(graph, setup))
+    roots = _setup_roots(graph, setup)
+    if roots is None:
+        return False
+    setup_ops = _ancestors(roots)
     return _ops_follow_input(
         [op for op in graph.get_operations() if op not in setup_ops], {})
 
@@ -259,6 +264,8 @@ def _pulls_input(op):
 
 
 def _setup_roots(graph, setup):
+    """The ops of `setup` and of the graph's init collections and Savers; None
+    when one of them is neither an op, a tensor nor a Saver."""
     roots = list(setup)
     for key in (tf.GraphKeys.INIT_OP, tf.GraphKeys.LOCAL_INIT_OP,
                 tf.GraphKeys.READY_OP, tf.GraphKeys.READY_FOR_LOCAL_INIT_OP,
@@ -266,13 +273,22 @@ def _setup_roots(graph, setup):
         roots += graph.get_collection(key)
     ops = []
     for root in roots:
-        if isinstance(root, tf.train.Saver):
+        if root is None:
+            continue
+        op = root if isinstance(root, tf.Operation) else getattr(root, "op", None)
+        if isinstance(op, tf.Operation):
+            ops.append(op)
+        elif hasattr(root, "saver_def"):
+            # A Saver, or what stands for one (a mock wrapping a Saver in a
+            # library's tests): its restore and save ops, once built.
             if root.saver_def is not None:  # None: not built (defer_build)
-                ops += [graph.as_graph_element(name) for name in (
-                    root.saver_def.restore_op_name, root.saver_def.save_tensor_name)]
-        elif root is not None:
-            ops.append(root)
-    return [getattr(r, "op", r) for r in ops]
+                ops += [graph.as_graph_element(name).op if ":" in name
+                        else graph.as_graph_element(name) for name in (
+                            root.saver_def.restore_op_name,
+                            root.saver_def.save_tensor_name)]
+        else:
+            return None  # something unknown: what it runs cannot be judged
+    return ops
 
 
 def _ancestors(ops):

@@ -41,9 +41,10 @@ def split_input(result):
         result = iterator.get_next()
     if isinstance(result, (tuple, list)):
         if len(result) != 2:
-            raise ValueError("input_fn must return features, (features, labels) or a "
-                             "Dataset of them; got a sequence of length "
-                             f"{len(result)}")
+            raise ValueError("input_fn should return (features, labels) as a len 2 "
+                             "tuple. (input_fn must return features, (features, "
+                             "labels) or a Dataset of them; got a sequence of length "
+                             f"{len(result)})")
         return Input(_marked(result[0]), _marked(result[1]), initializer, cardinality)
     return Input(_marked(result), None, initializer, cardinality)
 

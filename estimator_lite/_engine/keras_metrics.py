@@ -47,6 +47,27 @@ def _make_local(variables):
                 tf.add_to_collection(key, variable)
 
 
+def _check_same_graph(name, metric, variables):
+    """A metric updated in another graph is refused as tf.estimator does.
+
+    Raises:
+      ValueError: the metric's variables belong to another graph and it was
+        updated there (tf-keras lists its updates; Keras 3 keeps no list, so its
+        writes are looked for in that graph).
+    """
+    graph = tf.get_default_graph()
+    foreign = [state_updates.variable_op(v) for v in variables]
+    foreign = [op for op in foreign if op.graph is not graph]
+    if not foreign:
+        return
+    if getattr(metric, "updates", None) or state_updates.variable_writes(
+            variables, graph=foreign[0].graph):
+        raise ValueError(f'eval_metric_ops with "{name}: {foreign[0].name}" must be '
+                         "from the default graph. (the Keras metric "
+                         f"{getattr(metric, 'name', metric)!r} was built outside the "
+                         "model_fn, or by an earlier call of it)")
+
+
 def metric_pair(name, metric):
     """Turns a Keras Metric into the `(value, update_op)` pair evaluation runs.
 
@@ -58,7 +79,8 @@ def metric_pair(name, metric):
       (the metric's result tensor, an op running every update of this graph).
 
     Raises:
-      ValueError: `update_state` was never called on the metric in this graph.
+      ValueError: `update_state` was never called on the metric in this graph,
+        or the metric was built in another graph.
     """
     variables = list(metric.variables)
     updates = [u for u in (getattr(metric, "updates", None) or [])
@@ -66,9 +88,12 @@ def metric_pair(name, metric):
     if not updates and variables:
         updates = state_updates.in_order(state_updates.variable_writes(variables))
     if not updates:
-        raise ValueError(f"eval_metric_ops[{name!r}]: please call update_state(...) "
-                         f"on the {getattr(metric, 'name', metric)!r} metric in the "
-                         "model_fn before returning it")
+        # As tf.estimator: one updated in another graph is from the wrong graph;
+        # one never updated is told to call update_state.
+        _check_same_graph(name, metric, variables)
+        raise ValueError("Please call update_state(...) on the "
+                         f'"{getattr(metric, "name", metric)}" metric (eval_metric_ops'
+                         f"[{name!r}]: call it in the model_fn before returning it)")
     _make_local(variables)
     return metric.result(), tf.group(*updates, name=f"{_op_name(name)}_update")
 

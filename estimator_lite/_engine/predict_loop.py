@@ -17,20 +17,27 @@ __all__ = ["select_predictions", "run_predictions"]
 def select_predictions(predictions, predict_keys):
     """The predictions named by `predict_keys` (all of them when None).
 
+    As tf.estimator 2.15: in the predictions' order, and keys that name no
+    prediction are left out as long as one does.
+
     Raises:
-      ValueError: predict_keys with non-dict predictions, or unknown keys.
+      ValueError: predict_keys with non-dict predictions, or none of the keys
+        names a prediction.
     """
     if predict_keys is None:
         return predictions
     if not isinstance(predictions, dict):
-        raise ValueError("predict_keys needs the model_fn to return a dict of "
-                         f"predictions; got {predictions!r}")
+        raise ValueError("predict_keys argument is not valid in case of non-dict "
+                         "predictions. (the model_fn returned "
+                         f"{predictions!r}; predict_keys={predict_keys!r})")
     keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
-    missing = [k for k in keys if k not in predictions]
-    if missing:
-        raise ValueError(f"predict_keys {missing} are not among the predictions "
-                         f"{sorted(predictions)}")
-    return {k: predictions[k] for k in keys}
+    selected = {k: v for k, v in predictions.items() if k in keys}
+    if not selected:
+        raise ValueError("Expected to run at least one output from "
+                         f"{predictions.keys()}, provided {predict_keys}. "
+                         f"(predict_keys {keys} name none of the predictions "
+                         f"{sorted(predictions)})")
+    return selected
 
 
 def run_predictions(*, predictions, scaffold, hooks, checkpoint_path, session_config,
@@ -77,8 +84,13 @@ def _unbatch(batch):
              for key, value in batch.items()}
     distinct = set(sizes.values())
     if len(distinct) != 1 or None in distinct:
-        raise ValueError("yield_single_examples=True needs every prediction to have "
-                         f"the same batch size (dimension 0); got {sizes}")
+        differing = next(key for key, size in sizes.items()
+                         if size is None or size != next(iter(sizes.values())))
+        raise ValueError(f"Batch length of predictions should be same. {differing} "
+                         "has different batch length than others. "
+                         "(yield_single_examples=True needs every prediction to have "
+                         f"the same batch size (dimension 0); got {sizes}; "
+                         "yield_single_examples=False yields the batches as they are)")
     keys = tuple(batch)
     # zip over the arrays builds each example's dict without per-key indexing.
     for values in zip_strict(*batch.values()):

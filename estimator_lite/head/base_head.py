@@ -136,9 +136,28 @@ def _check_optimizer_object(optimizer):
     if isinstance(optimizer, type) or not any(
             callable(getattr(optimizer, name, None)) for name in methods):
         raise ValueError("The given optimizer is not a tf.keras.optimizers.Optimizer "
-                         "instance (nor a tf.compat.v1.train.Optimizer): optimizer="
-                         f"{optimizer!r} of type {type(optimizer).__name__}. A head "
-                         "takes an optimizer object; names are for canned estimators")
+                         "instance. Received optimizer of type "
+                         f"{type(optimizer)} (nor a tf.compat.v1.train.Optimizer: "
+                         f"optimizer={optimizer!r}; a head takes an optimizer object, "
+                         "names are for canned estimators)")
+
+
+def _check_v1_optimizer_has_variables(optimizer, var_list):
+    """A tf.compat.v1.train optimizer trains here only when there is something to
+    train; otherwise tf.estimator 2.15's refusal of such an optimizer is raised.
+
+    Raises:
+      ValueError: no variable to train (tf.estimator refused every v1 optimizer;
+        its minimize() would fail with "No variables to optimize").
+    """
+    if var_list is None:
+        var_list = tf.trainable_variables() + tf.get_collection(
+            tf.GraphKeys.TRAINABLE_RESOURCE_VARIABLES)
+    if not var_list:
+        raise ValueError("The given optimizer is not a tf.keras.optimizers.Optimizer "
+                         f"instance. Received optimizer of type {type(optimizer)} (a "
+                         "tf.compat.v1.train optimizer trains a head's model here, "
+                         "but this model has no trainable variables to optimize)")
 
 
 def loss_for_gradients(loss, loss_reduction):
@@ -198,6 +217,7 @@ def make_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops,
                 # Keras 3 Variables unwrapped, as on the Keras path.
                 var_list = (None if trainable_variables is None
                             else _train_variables(trainable_variables))
+                _check_v1_optimizer_has_variables(optimizer, var_list)
                 # Loss-scaled under RunConfig's mixed_float16.
                 return mixed_precision.minimize(optimizer, loss,
                                                 tf.train.get_global_step(), var_list)

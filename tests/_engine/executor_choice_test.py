@@ -324,6 +324,26 @@ def test_a_hook_that_fetches_keeps_the_default_executor():
 
 
 @pytest.mark.tf2
+def test_a_mocked_hook_keeps_the_default_executor(tmp_path):
+    # Libraries' tests (tf.estimator's own among them) pass hooks made with
+    # mock.MagicMock(spec=SessionRunHook): its class has no before_run to read.
+    from unittest import mock
+    hook = mock.MagicMock(wraps=tf1.train.SessionRunHook(),
+                          spec=tf1.train.SessionRunHook)
+    assert executor_choice.session_config(_small_graph(), None, "", [hook]) is None
+
+    def model_fn(features, labels, mode):
+        del features, labels
+        step = tf1.train.get_global_step()
+        return el.EstimatorSpec(mode, loss=tf.constant(0.0),
+                                train_op=tf1.assign_add(step, 1), training_hooks=[hook])
+
+    el.Estimator(model_fn, str(tmp_path)).train(lambda: ({"x": tf.ones([1])}, None),
+                                                steps=1)
+    assert hook.begin.called and hook.end.called
+
+
+@pytest.mark.tf2
 def test_a_metric_of_a_constant_counts_every_batch_once(tmp_path):
     """The failing last step of evaluation: a mean of a constant stays the constant
     (both of its counters move in every step, or neither)."""

@@ -12,7 +12,7 @@ import estimator_lite as el
 from estimator_lite._engine import keras_metrics
 
 v1 = tf.compat.v1
-NO_UPDATE = "please call update_state"
+NO_UPDATE = r"Please call update_state\(\.\.\.\)"
 
 
 def test_metric_in_eval_metric_ops_runs_its_updates_on_local_variables():
@@ -42,6 +42,20 @@ def test_metric_without_update_state_is_a_value_error():
     with tf.Graph().as_default(), pytest.raises(ValueError, match=NO_UPDATE):
         el.EstimatorSpec(el.ModeKeys.EVAL, loss=tf.constant(0.0),
                          eval_metric_ops={"auc": tf.keras.metrics.AUC()})
+
+
+@pytest.mark.parametrize("updated", [True, False], ids=["updated", "never_updated"])
+def test_metric_from_another_graph_is_refused_as_tf_estimator(updated):
+    # tf.estimator 2.15's order: a metric never updated is told to call
+    # update_state; one updated in another graph is not from the default graph.
+    with tf.Graph().as_default():
+        mean = tf.keras.metrics.Mean()
+        if updated:
+            mean.update_state(tf.constant(1.0))
+    expected = "must be from the default graph" if updated else NO_UPDATE
+    with tf.Graph().as_default(), pytest.raises(ValueError, match=expected):
+        el.EstimatorSpec(el.ModeKeys.EVAL, loss=tf.constant(0.0),
+                         eval_metric_ops={"metric": mean})
 
 
 def test_only_metric_objects_are_recognised():

@@ -92,3 +92,16 @@ def test_what_is_no_optimizer_object_is_a_value_error(optimizer):
     with pytest.raises(ValueError, match=NOT_AN_OPTIMIZER) as raised:
         _train_spec(optimizer=optimizer, trainable_variables=[])
     assert f"optimizer={optimizer!r}" in str(raised.value)
+
+
+def test_a_v1_optimizer_with_nothing_to_train_gets_tf_estimators_refusal():
+    # tf.estimator 2.15 refused every tf.compat.v1 optimizer given to a head (its
+    # own base_head_test expects that with a model of no variables); here one
+    # trains, so only a model with nothing to train still gets that refusal.
+    with tf.Graph().as_default(), pytest.raises(ValueError,
+                                                match=NOT_AN_OPTIMIZER) as raised:
+        el.BinaryClassHead().create_estimator_spec(
+            {"x": np.array([[42.0]], np.float32)}, "train",
+            np.array([[45.0], [-41.0]], np.float32), np.array([[1.0], [1.0]]),
+            optimizer=tf.compat.v1.train.AdamOptimizer())
+    assert "no trainable variables" in str(raised.value)

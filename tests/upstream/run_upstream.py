@@ -230,8 +230,8 @@ def _environment(args, run_dir, utils, preimport, files):
     return env
 
 
-def _has_pytest_timeout(python):
-    probe = subprocess.run([python, "-c", "import pytest_timeout"], capture_output=True,
+def _has_module(python, module):
+    probe = subprocess.run([python, "-c", f"import {module}"], capture_output=True,
                            check=False)
     return probe.returncode == 0
 
@@ -506,6 +506,10 @@ def main(argv=None):
             results["comparison"] = _compare(results, json.load(f))
         _write(args, results)
         return 0
+    if not _has_module(args.python, "pytest"):
+        # Every file would "run" in no time with no results: say why instead.
+        sys.exit(f"{args.python} cannot import pytest: install it there, or pass "
+                 "--python a wrapper that puts it on PYTHONPATH (see README.md)")
     files = list(dict.fromkeys(_normalise(name) for name in args.files))
     scratch = tempfile.mkdtemp(prefix=f"upstream-{args.side}-")
     extracted = os.path.join(scratch, "src")
@@ -513,7 +517,7 @@ def main(argv=None):
     present, missing, utils = _extract(args.mirror, args.tag, files, extracted)
     if args.order == "size":
         present.sort(key=lambda n: os.path.getsize(f"{extracted}/{TREE}/{n}.py"))
-    use_timeout_plugin = _has_pytest_timeout(args.python)
+    use_timeout_plugin = _has_module(args.python, "pytest_timeout")
     results = {"side": args.side, "tag": args.tag, "python": args.python,
                "worktree": os.path.abspath(args.worktree) if args.side == "lite" else None,
                "missing_files": missing, "files": {}}
