@@ -11,6 +11,8 @@ after the chief and workers finish, waits for the ps tasks and the evaluator to
 exit by themselves (they do: see estimator_lite/_engine/completion.py).
 """
 
+from __future__ import annotations
+
 import argparse
 import contextlib
 import os
@@ -20,6 +22,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
+from typing import NoReturn
 
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._engine import roles
@@ -33,26 +37,26 @@ _KILL_GRACE_SECS = 10
 class Role:
     """One process of the local cluster."""
 
-    def __init__(self, task_type, index):
+    def __init__(self, task_type: str, index: int) -> None:
         self.task_type = task_type
         self.index = index
-        self.process = None
-        self.pump = None
+        self.process: subprocess.Popen[str] | None = None
+        self.pump: threading.Thread | None = None
 
     @property
-    def label(self):
+    def label(self) -> str:
         """Unique roles (`chief`, `evaluator`) show no index; others do."""
         if roles.is_unique(self.task_type):
             return self.task_type
         return f"{self.task_type}:{self.index}"
 
     @property
-    def trains(self):
+    def trains(self) -> bool:
         """Whether this role runs the training loop (chief, workers)."""
         return roles.trains(self.task_type)
 
 
-def plan_roles(num_ps, num_workers, evaluator):
+def plan_roles(num_ps: int, num_workers: int, evaluator: bool) -> list[Role]:
     """Returns the Roles to start: chief, workers, ps tasks, then the evaluator."""
     planned = [Role(roles.CHIEF, 0)]
     planned += [Role(roles.WORKER, i) for i in range(num_workers)]
@@ -169,7 +173,7 @@ def _supervise(roles, args, printer):
         time.sleep(_POLL_SECS)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command once per role; returns the process exit code."""
     args, command = _parse(list(sys.argv[1:] if argv is None else argv))
     if shutil.which(command[0]) is None:
@@ -194,7 +198,7 @@ def main(argv=None):
     return code
 
 
-def run():
+def run() -> NoReturn:
     """Console-script entry point."""
     sys.exit(main())
 
