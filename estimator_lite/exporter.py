@@ -14,15 +14,12 @@ import inspect
 import numbers
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from estimator_lite._engine import event_files, validation
 from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine.json_file import read_json, write_json
 from estimator_lite._tf import logging, tf
-
-if TYPE_CHECKING:
-    from estimator_lite._training_specs import EstimatorLike
 
 __all__ = ["Exporter", "LatestExporter", "BestExporter", "FinalExporter",
            "gc_exports"]
@@ -44,7 +41,7 @@ class Exporter:
         an EvalSpec, which checks it is a non-empty string."""
 
     @abc.abstractmethod
-    def export(self, estimator: EstimatorLike, export_path: str,
+    def export(self, estimator: Any, export_path: str,
                checkpoint_path: str | None, eval_result: dict[str, Any] | None,
                is_the_final_export: bool) -> bytes | str | None:
         """Exports the model, or decides not to.
@@ -151,7 +148,7 @@ class _SavedModelExporter(Exporter):
 class LatestExporter(_SavedModelExporter):
     """Exports after every evaluation and keeps the newest `exports_to_keep`."""
 
-    def export(self, estimator: EstimatorLike, export_path: str,
+    def export(self, estimator: Any, export_path: str,
                checkpoint_path: str | None, eval_result: dict[str, Any] | None,
                is_the_final_export: bool) -> bytes | str | None:
         export_dir = self._write(estimator, export_path, checkpoint_path)
@@ -168,7 +165,7 @@ class FinalExporter(_SavedModelExporter):
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text,
                          exports_to_keep=None)
 
-    def export(self, estimator: EstimatorLike, export_path: str,
+    def export(self, estimator: Any, export_path: str,
                checkpoint_path: str | None, eval_result: dict[str, Any] | None,
                is_the_final_export: bool) -> bytes | str | None:
         if not is_the_final_export:
@@ -308,7 +305,7 @@ class BestExporter(_SavedModelExporter):
         write_json(os.path.join(export_path, model_dir_lib.BEST_EVAL_RESULT_FILE),
                    _json_safe(eval_result))
 
-    def export(self, estimator: EstimatorLike, export_path: str,
+    def export(self, estimator: Any, export_path: str,
                checkpoint_path: str | None, eval_result: dict[str, Any] | None,
                is_the_final_export: bool) -> bytes | str | None:
         if not self._loaded:
