@@ -43,6 +43,9 @@ setup(
     # 3.7: TF 1.15's Python (seed features only); 3.8 and 3.9 are neither stack.
     python_requires=">=3.7,!=3.8.*,!=3.9.*",
     packages=find_packages(include=["estimator_lite", "estimator_lite.*"]),
+    # PEP 561: the package's annotations are for type checkers (docs/development.md).
+    package_data={"estimator_lite": ["py.typed"]},
+    zip_safe=False,
     # TF 1.15 pins its own numpy (<1.19).
     install_requires=["numpy>=1.22" + _MODERN, "numpy>=1.16" + _TF115],
     extras_require={
@@ -57,12 +60,14 @@ setup(
         # the CPU-bound tests (the suite fits 10 minutes on 2 cores).
         # mkdocs + mkdocstrings build the documentation site (docs/, mkdocs.yml);
         # tests/docs_test.py builds it with --strict, so the test extra has them too.
+        # mypy: tests/typing_test.py type-checks the public API (mypy.ini); pinned to
+        # a minor, as a newer one may read the same code differently.
         # On 3.7 (TF 1.15) the test extra is what the core subset (.ci/tf115) needs.
         "docs": ["mkdocs>=1.5" + _MODERN, "mkdocstrings[python]>=0.24" + _MODERN],
         "test": ["pytest>=7", "pytest-timeout>=2.1", "pytest-xdist>=3.0", "pyyaml>=6",
                  *(name + _MODERN for name in (
                      "ruff>=0.4", "pandas>=1.5", "tensorboard>=2.12", "mkdocs>=1.5",
-                     "mkdocstrings[python]>=0.24"))],
+                     "mkdocstrings[python]>=0.24", "mypy>=2.4,<2.5"))],
     },
     entry_points={"console_scripts": [
         "estimator-lite-launch = estimator_lite.launch:run",

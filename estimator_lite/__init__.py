@@ -29,6 +29,7 @@ tests/layering_test.py checks the arrows):
 """
 
 import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
@@ -149,6 +150,119 @@ _OWN_MODULE_NAMES = {
 }
 _LAZY = {name: module for table in (_SHARED_MODULE_NAMES, _OWN_MODULE_NAMES)
          for module, names in table.items() for name in names}
+
+if TYPE_CHECKING:
+    # What type checkers see of the names loaded on first use: the same names
+    # from the same modules (tests/typing_test.py checks both lists agree).
+    from estimator_lite import experimental as experimental
+    from estimator_lite import export as export
+    from estimator_lite import inputs as inputs
+    from estimator_lite import predictor as predictor
+    from estimator_lite import tpu as tpu
+    from estimator_lite._engine.event_files import read_eval_metrics as read_eval_metrics
+    from estimator_lite._engine.train_session import (
+        NanLossDuringTrainingError as NanLossDuringTrainingError,
+    )
+    from estimator_lite.canned.baseline import BaselineClassifier as BaselineClassifier
+    from estimator_lite.canned.baseline import BaselineEstimator as BaselineEstimator
+    from estimator_lite.canned.baseline import BaselineRegressor as BaselineRegressor
+    from estimator_lite.canned.dnn import DNNClassifier as DNNClassifier
+    from estimator_lite.canned.dnn import DNNEstimator as DNNEstimator
+    from estimator_lite.canned.dnn import DNNRegressor as DNNRegressor
+    from estimator_lite.canned.dnn_linear_combined import (
+        DNNLinearCombinedClassifier as DNNLinearCombinedClassifier,
+    )
+    from estimator_lite.canned.dnn_linear_combined import (
+        DNNLinearCombinedEstimator as DNNLinearCombinedEstimator,
+    )
+    from estimator_lite.canned.dnn_linear_combined import (
+        DNNLinearCombinedRegressor as DNNLinearCombinedRegressor,
+    )
+    from estimator_lite.canned.linear import LinearClassifier as LinearClassifier
+    from estimator_lite.canned.linear import LinearEstimator as LinearEstimator
+    from estimator_lite.canned.linear import LinearRegressor as LinearRegressor
+    from estimator_lite.early_stopping import (
+        make_early_stopping_hook as make_early_stopping_hook,
+    )
+    from estimator_lite.early_stopping import stop_if_higher_hook as stop_if_higher_hook
+    from estimator_lite.early_stopping import stop_if_lower_hook as stop_if_lower_hook
+    from estimator_lite.early_stopping import (
+        stop_if_no_decrease_hook as stop_if_no_decrease_hook,
+    )
+    from estimator_lite.early_stopping import (
+        stop_if_no_increase_hook as stop_if_no_increase_hook,
+    )
+    from estimator_lite.estimator import Estimator as Estimator
+    from estimator_lite.estimator import VocabInfo as VocabInfo
+    from estimator_lite.estimator import WarmStartSettings as WarmStartSettings
+    from estimator_lite.exporter import BestExporter as BestExporter
+    from estimator_lite.exporter import Exporter as Exporter
+    from estimator_lite.exporter import FinalExporter as FinalExporter
+    from estimator_lite.exporter import LatestExporter as LatestExporter
+    from estimator_lite.extenders import add_metrics as add_metrics
+    from estimator_lite.head import BinaryClassHead as BinaryClassHead
+    from estimator_lite.head import Head as Head
+    from estimator_lite.head import LogisticRegressionHead as LogisticRegressionHead
+    from estimator_lite.head import MultiClassHead as MultiClassHead
+    from estimator_lite.head import MultiHead as MultiHead
+    from estimator_lite.head import MultiLabelHead as MultiLabelHead
+    from estimator_lite.head import PoissonRegressionHead as PoissonRegressionHead
+    from estimator_lite.head import RegressionHead as RegressionHead
+    from estimator_lite.hooks import CheckpointSaverHook as CheckpointSaverHook
+    from estimator_lite.hooks import CheckpointSaverListener as CheckpointSaverListener
+    from estimator_lite.hooks import FeedFnHook as FeedFnHook
+    from estimator_lite.hooks import FinalOpsHook as FinalOpsHook
+    from estimator_lite.hooks import GlobalStepWaiterHook as GlobalStepWaiterHook
+    from estimator_lite.hooks import LoggingTensorHook as LoggingTensorHook
+    from estimator_lite.hooks import NanTensorHook as NanTensorHook
+    from estimator_lite.hooks import ProfilerHook as ProfilerHook
+    from estimator_lite.hooks import SecondOrStepTimer as SecondOrStepTimer
+    from estimator_lite.hooks import SessionRunArgs as SessionRunArgs
+    from estimator_lite.hooks import SessionRunContext as SessionRunContext
+    from estimator_lite.hooks import SessionRunHook as SessionRunHook
+    from estimator_lite.hooks import SessionRunValues as SessionRunValues
+    from estimator_lite.hooks import StepCounterHook as StepCounterHook
+    from estimator_lite.hooks import StopAtStepHook as StopAtStepHook
+    from estimator_lite.hooks import SummarySaverHook as SummarySaverHook
+    from estimator_lite.install import install_as_tf_estimator as install_as_tf_estimator
+    from estimator_lite.install import (
+        uninstall_as_tf_estimator as uninstall_as_tf_estimator,
+    )
+    from estimator_lite.keras_estimator import model_to_estimator as model_to_estimator
+    from estimator_lite.model_fn import EstimatorSpec as EstimatorSpec
+    from estimator_lite.model_fn import ModeKeys as ModeKeys
+    from estimator_lite.parsing_utils import (
+        classifier_parse_example_spec as classifier_parse_example_spec,
+    )
+    from estimator_lite.parsing_utils import (
+        regressor_parse_example_spec as regressor_parse_example_spec,
+    )
+    from estimator_lite.run_config import RunConfig as RunConfig
+    from estimator_lite.run_config import TaskType as TaskType
+    from estimator_lite.techniques.export_listener import ExportListener as ExportListener
+    from estimator_lite.techniques.fresh_start import fresh_start as fresh_start
+    from estimator_lite.techniques.gradient_accumulation import (
+        GradientAccumulationOptimizer as GradientAccumulationOptimizer,
+    )
+    from estimator_lite.techniques.gradient_accumulation import (
+        clip_gradients as clip_gradients,
+    )
+    from estimator_lite.techniques.lr_plateau import (
+        ReduceLearningRateOnPlateau as ReduceLearningRateOnPlateau,
+    )
+    from estimator_lite.techniques.model_average import (
+        ModelAverageCustomGetter as ModelAverageCustomGetter,
+    )
+    from estimator_lite.techniques.model_average import (
+        ModelAverageOptimizer as ModelAverageOptimizer,
+    )
+    from estimator_lite.techniques.multi_task import Task as Task
+    from estimator_lite.techniques.multi_task import multi_task_spec as multi_task_spec
+    from estimator_lite.techniques.towers import TowerOptimizer as TowerOptimizer
+    from estimator_lite.techniques.towers import replicate_model_fn as replicate_model_fn
+    from estimator_lite.training import EvalSpec as EvalSpec
+    from estimator_lite.training import TrainSpec as TrainSpec
+    from estimator_lite.training import train_and_evaluate as train_and_evaluate
 
 
 def __getattr__(name):

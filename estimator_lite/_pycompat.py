@@ -13,8 +13,12 @@ import typing
 
 __all__ = ["Protocol", "distributions", "zip_strict"]
 
-# A structural type for documentation; on 3.7 a plain base (nothing checks it).
-Protocol = getattr(typing, "Protocol", object)
+# A structural type for documentation; on 3.7 a plain base (nothing checks it at run
+# time; the type checker, mypy.ini, reads typing's).
+if typing.TYPE_CHECKING:
+    from typing import Protocol
+else:
+    Protocol = getattr(typing, "Protocol", object)
 
 
 def _zip_strict_py37(*iterables):

@@ -5,7 +5,11 @@ fits. `training` (the executor) uses these and keeps their names
 (`training.TrainSpec`, `training.EstimatorLike`, ...).
 """
 
+from __future__ import annotations
+
 import collections
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from estimator_lite import exporter as exporter_lib
 from estimator_lite._engine import validation
@@ -26,26 +30,31 @@ class EstimatorLike(Protocol):
     """
 
     @property
-    def config(self):
+    def config(self) -> Any:
         """A RunConfig-like object (cluster_spec, task_type, task_id, is_chief...)."""
 
     @property
-    def model_dir(self):
+    def model_dir(self) -> str:
         """The checkpoint directory."""
 
-    def train(self, input_fn, hooks=None, steps=None, max_steps=None,
-              saving_listeners=None):
+    def train(self, input_fn: Callable[..., Any], hooks: Iterable[Any] | None = None,
+              steps: int | None = None, max_steps: int | None = None,
+              saving_listeners: Iterable[Any] | None = None) -> Any:
         """Trains (see Estimator.train)."""
 
-    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None,
-                 name=None):
+    def evaluate(self, input_fn: Callable[..., Any], steps: int | None = None,
+                 hooks: Iterable[Any] | None = None, checkpoint_path: str | None = None,
+                 name: str | None = None) -> dict[str, Any]:
         """Evaluates a checkpoint; returns metrics with 'global_step'."""
 
-    def latest_checkpoint(self):
+    def latest_checkpoint(self) -> str | None:
         """The newest checkpoint path, or None."""
 
-    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
-                           assets_extra=None, as_text=False, checkpoint_path=None):
+    def export_saved_model(self, export_dir_base: str,
+                           serving_input_receiver_fn: Callable[[], Any],
+                           assets_extra: Mapping[str, str] | None = None,
+                           as_text: bool = False, checkpoint_path: str | None = None,
+                           ) -> bytes | str:
         """Writes a SavedModel; returns its directory."""
 
 
@@ -86,7 +95,10 @@ class TrainSpec(collections.namedtuple(
         "TrainSpec", ["input_fn", "max_steps", "hooks", "saving_listeners"])):
     """What to train on and for how long (immutable, validated)."""
 
-    def __new__(cls, input_fn, max_steps=None, hooks=None, saving_listeners=None):
+    def __new__(cls, input_fn: Callable[..., Any], max_steps: int | None = None,
+                hooks: Iterable[tf.train.SessionRunHook] | None = None,
+                saving_listeners: Iterable[tf.train.CheckpointSaverListener] | None = None,
+                ) -> TrainSpec:
         """Validates the fields.
 
         Raises:
@@ -139,8 +151,12 @@ class EvalSpec(collections.namedtuple("EvalSpec", [
         "throttle_secs"])):
     """What to evaluate on, how often, and what to export (immutable, validated)."""
 
-    def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None,
-                start_delay_secs=120, throttle_secs=600):
+    def __new__(cls, input_fn: Callable[..., Any], steps: int | None = 100,
+                name: str | None = None,
+                hooks: Iterable[tf.train.SessionRunHook] | None = None,
+                exporters: (exporter_lib.Exporter | Iterable[exporter_lib.Exporter]
+                            | None) = None,
+                start_delay_secs: float = 120, throttle_secs: float = 600) -> EvalSpec:
         """Validates the fields.
 
         Raises:

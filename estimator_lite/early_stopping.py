@@ -15,13 +15,20 @@ tf.estimator, the first check comes after the session's first step, then one eve
 steps when one worker trains), so checks add no fetch to the steps in between.
 """
 
+from __future__ import annotations
+
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from estimator_lite._engine import validation
 from estimator_lite._engine.event_files import read_eval_metrics
 from estimator_lite._engine.timer import check_schedule, schedule_timer
 from estimator_lite._engine.train_session import NOT_RESTORED
 from estimator_lite._tf import logging, tf
+
+if TYPE_CHECKING:
+    from estimator_lite._training_specs import EstimatorLike
 
 __all__ = ["stop_if_higher_hook", "stop_if_lower_hook", "stop_if_no_increase_hook",
            "stop_if_no_decrease_hook", "make_early_stopping_hook", "read_eval_metrics"]
@@ -109,8 +116,11 @@ class _CheckForStoppingHook(tf.train.SessionRunHook):
             run_context.request_stop()
 
 
-def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60,
-                             run_every_steps=None, clock=time.time):
+def make_early_stopping_hook(estimator: EstimatorLike, should_stop_fn: Callable[[], bool],
+                             run_every_secs: float | None = 60,
+                             run_every_steps: int | None = None,
+                             clock: Callable[[], float] = time.time,
+                             ) -> tf.train.SessionRunHook:
     """Returns the early-stopping hook for this task (chief or not).
 
     Args:
@@ -191,32 +201,40 @@ def _stall_hook(estimator, metric_name, max_steps_without_change, eval_dir, min_
                                     run_every_steps)
 
 
-def stop_if_higher_hook(estimator, metric_name, threshold, eval_dir=None, min_steps=0,
-                        run_every_secs=60, run_every_steps=None):
+def stop_if_higher_hook(
+        estimator: EstimatorLike, metric_name: str, threshold: float,
+        eval_dir: str | None = None, min_steps: int = 0,
+        run_every_secs: float | None = 60,
+        run_every_steps: int | None = None) -> tf.train.SessionRunHook:
     """Stops once an evaluation at step >= min_steps has metric > threshold."""
     return _threshold_hook(estimator, metric_name, threshold, eval_dir, min_steps,
                            run_every_secs, run_every_steps, lambda v, t: v > t)
 
 
-def stop_if_lower_hook(estimator, metric_name, threshold, eval_dir=None, min_steps=0,
-                       run_every_secs=60, run_every_steps=None):
+def stop_if_lower_hook(
+        estimator: EstimatorLike, metric_name: str, threshold: float,
+        eval_dir: str | None = None, min_steps: int = 0,
+        run_every_secs: float | None = 60,
+        run_every_steps: int | None = None) -> tf.train.SessionRunHook:
     """Stops once an evaluation at step >= min_steps has metric < threshold."""
     return _threshold_hook(estimator, metric_name, threshold, eval_dir, min_steps,
                            run_every_secs, run_every_steps, lambda v, t: v < t)
 
 
-def stop_if_no_increase_hook(estimator, metric_name, max_steps_without_increase,
-                             eval_dir=None, min_steps=0, run_every_secs=60,
-                             run_every_steps=None):
+def stop_if_no_increase_hook(
+        estimator: EstimatorLike, metric_name: str, max_steps_without_increase: int,
+        eval_dir: str | None = None, min_steps: int = 0, run_every_secs: float | None = 60,
+        run_every_steps: int | None = None) -> tf.train.SessionRunHook:
     """Stops when the metric has not increased for max_steps_without_increase steps."""
     return _stall_hook(estimator, metric_name, max_steps_without_increase, eval_dir,
                        min_steps, run_every_secs, run_every_steps, lambda v, b: v > b,
                        "max_steps_without_increase")
 
 
-def stop_if_no_decrease_hook(estimator, metric_name, max_steps_without_decrease,
-                             eval_dir=None, min_steps=0, run_every_secs=60,
-                             run_every_steps=None):
+def stop_if_no_decrease_hook(
+        estimator: EstimatorLike, metric_name: str, max_steps_without_decrease: int,
+        eval_dir: str | None = None, min_steps: int = 0, run_every_secs: float | None = 60,
+        run_every_steps: int | None = None) -> tf.train.SessionRunHook:
     """Stops when the metric has not decreased for max_steps_without_decrease steps."""
     return _stall_hook(estimator, metric_name, max_steps_without_decrease, eval_dir,
                        min_steps, run_every_secs, run_every_steps, lambda v, b: v < b,

@@ -22,8 +22,12 @@ Other modules (extenders, hooks) use an Estimator only through its public API
 and the package interface at the end of this module, never its privates.
 """
 
+from __future__ import annotations
+
 import copy
 import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from estimator_lite import _estimator_construction
 from estimator_lite import model_fn as model_fn_lib
@@ -56,6 +60,9 @@ from estimator_lite._tf import logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
 
+if TYPE_CHECKING:
+    from estimator_lite.run_config import RunConfig
+
 __all__ = ["Estimator", "VocabInfo", "WarmStartSettings",
            "maybe_overwrite_model_dir_and_session_config"]
 
@@ -67,8 +74,11 @@ class Estimator:
     those arguments (features is required) and returns an EstimatorSpec.
     """
 
-    def __init__(self, model_fn, model_dir=None, config=None, params=None,
-                 warm_start_from=None):
+    def __init__(self, model_fn: Callable[..., EstimatorSpec],
+                 model_dir: str | os.PathLike[str] | None = None,
+                 config: RunConfig | None = None, params: Any = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 ) -> None:
         """Validates the arguments.
 
         Raises:
@@ -111,7 +121,7 @@ class Estimator:
     params = property(lambda self: copy.deepcopy(self._params), doc="A copy of params.")
 
     @property
-    def model_fn(self):
+    def model_fn(self) -> Callable[[Any, Any, str, RunConfig], EstimatorSpec]:
         """The model_fn bound to params, as tf.estimator gave it (libraries call it).
 
         Returns:
@@ -254,7 +264,7 @@ class Estimator:
 
     # Checkpoints -------------------------------------------------------------------
 
-    def latest_checkpoint(self):
+    def latest_checkpoint(self) -> str | None:
         """Path of the newest checkpoint in model_dir, or None."""
         return model_dir_lib.latest_checkpoint(self._model_dir)
 
@@ -262,7 +272,7 @@ class Estimator:
         latest = self.latest_checkpoint()
         return model_dir_lib.checkpoint_step(latest) if latest else 0
 
-    def get_variable_names(self):
+    def get_variable_names(self) -> list[str]:
         """Names of all variables in the latest checkpoint.
 
         Raises:
@@ -270,7 +280,7 @@ class Estimator:
         """
         return [name for name, _ in tf.train.list_variables(self._require_checkpoint())]
 
-    def get_variable_value(self, name):
+    def get_variable_value(self, name: str) -> Any:
         """Value of variable `name` in the latest checkpoint, as a numpy array."""
         return tf.train.load_variable(self._require_checkpoint(), name)
 
@@ -282,14 +292,17 @@ class Estimator:
                              "checkpoint_path")
         return path
 
-    def eval_dir(self, name=None):
+    def eval_dir(self, name: str | None = None) -> str:
         """Directory of evaluation summaries: model_dir/eval or model_dir/eval_<name>."""
         return model_dir_lib.eval_dir(self._model_dir, name)
 
     # Train --------------------------------------------------------------------------
 
-    def train(self, input_fn, hooks=None, steps=None, max_steps=None,
-              saving_listeners=None):
+    def train(self, input_fn: Callable[..., Any],
+              hooks: Iterable[tf.train.SessionRunHook] | None = None,
+              steps: int | None = None, max_steps: int | None = None,
+              saving_listeners: Iterable[tf.train.CheckpointSaverListener] | None = None,
+              ) -> Estimator:
         """Trains until `steps` more steps, `max_steps` in total, or the input ends.
 
         Args:
@@ -401,7 +414,10 @@ class Estimator:
 
     # Evaluate --------------------------------------------------------------------------
 
-    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+    def evaluate(self, input_fn: Callable[..., Any], steps: int | None = None,
+                 hooks: Iterable[tf.train.SessionRunHook] | None = None,
+                 checkpoint_path: str | None = None, name: str | None = None,
+                 ) -> dict[str, Any]:
         """Evaluates the model on `steps` batches, or until the input ends.
 
         Args:
@@ -471,8 +487,11 @@ class Estimator:
 
     # Predict -----------------------------------------------------------------------
 
-    def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
-                yield_single_examples=True):
+    def predict(self, input_fn: Callable[..., Any],
+                predict_keys: str | Iterable[str] | None = None,
+                hooks: Iterable[tf.train.SessionRunHook] | None = None,
+                checkpoint_path: str | None = None,
+                yield_single_examples: bool = True) -> Iterator[Any]:
         """Yields predictions for every element of the input.
 
         Args:
@@ -516,9 +535,11 @@ class Estimator:
 
     # Export ------------------------------------------------------------------------
 
-    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
-                           assets_extra=None, as_text=False, checkpoint_path=None,
-                           experimental_mode=ModeKeys.PREDICT):
+    def export_saved_model(self, export_dir_base: str | os.PathLike[str],
+                           serving_input_receiver_fn: Callable[[], Any],
+                           assets_extra: Mapping[str, str] | None = None,
+                           as_text: bool = False, checkpoint_path: str | None = None,
+                           experimental_mode: str = ModeKeys.PREDICT) -> bytes:
         """Exports one mode's graph as a SavedModel in a new timestamped directory.
 
         Written to a temp dir and renamed, so a reader never sees a partial export.
@@ -543,9 +564,11 @@ class Estimator:
         return self._export(export_dir_base, {experimental_mode: serving_input_receiver_fn},
                             assets_extra, as_text, checkpoint_path, True)
 
-    def experimental_export_all_saved_models(self, export_dir_base, input_receiver_fn_map,
-                                             assets_extra=None, as_text=False,
-                                             checkpoint_path=None):
+    def experimental_export_all_saved_models(
+            self, export_dir_base: str | os.PathLike[str],
+            input_receiver_fn_map: Mapping[str, Callable[[], Any]],
+            assets_extra: Mapping[str, str] | None = None, as_text: bool = False,
+            checkpoint_path: str | None = None) -> bytes:
         """Exports one SavedModel with a MetaGraph for each mode of the map.
 
         `input_receiver_fn_map` maps ModeKeys to receiver fns (supervised ones for
@@ -556,9 +579,11 @@ class Estimator:
         return self._export(export_dir_base, input_receiver_fn_map, assets_extra,
                             as_text, checkpoint_path, True)
 
-    def export_savedmodel(self, export_dir_base, serving_input_receiver_fn,
-                          assets_extra=None, as_text=False, checkpoint_path=None,
-                          strip_default_attrs=False):
+    def export_savedmodel(self, export_dir_base: str | os.PathLike[str],
+                          serving_input_receiver_fn: Callable[[], Any],
+                          assets_extra: Mapping[str, str] | None = None,
+                          as_text: bool = False, checkpoint_path: str | None = None,
+                          strip_default_attrs: bool = False) -> bytes:
         """TF1 name of export_saved_model, with its `strip_default_attrs` switch
         (True leaves default-valued op attributes out, for older TF binaries)."""
         return self._export(export_dir_base, {ModeKeys.PREDICT: serving_input_receiver_fn},

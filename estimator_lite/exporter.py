@@ -7,10 +7,14 @@ timestamp-named subdirectories, written atomically by `Estimator.export_saved_mo
 Garbage collection only ever removes timestamp-named (all-digit) directories.
 """
 
+from __future__ import annotations
+
 import abc
 import inspect
 import numbers
 import os
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from estimator_lite._engine import event_files, validation
 from estimator_lite._engine import model_dir as model_dir_lib
@@ -31,14 +35,15 @@ class Exporter:
 
     @property
     @abc.abstractmethod
-    def name(self):
+    def name(self) -> str:
         """Directory name under ``<model_dir>/export`` (or an absolute path: the
         export path is ``os.path.join(model_dir, "export", name)``); unique within
         an EvalSpec, which checks it is a non-empty string."""
 
     @abc.abstractmethod
-    def export(self, estimator, export_path, checkpoint_path, eval_result,
-               is_the_final_export):
+    def export(self, estimator: Any, export_path: str,
+               checkpoint_path: str | None, eval_result: dict[str, Any] | None,
+               is_the_final_export: bool) -> bytes | str | None:
         """Exports the model, or decides not to.
 
         Args:
@@ -52,7 +57,7 @@ class Exporter:
           The export directory, or None when nothing was exported.
         """
 
-    def bind_eval_dir(self, eval_dir_name):
+    def bind_eval_dir(self, eval_dir_name: str) -> None:
         """Tells the exporter which eval dir its evaluations are written to.
 
         The evaluator calls this once, before the first export, with ``eval`` or
@@ -83,7 +88,7 @@ def _check_exports_to_keep(exports_to_keep):
     return value
 
 
-def gc_exports(export_path, exports_to_keep):
+def gc_exports(export_path: str, exports_to_keep: int | None) -> list[str]:
     """Deletes all but the newest `exports_to_keep` timestamp-named export dirs.
 
     Only directories whose names are all digits are considered: temp dirs, files
@@ -112,8 +117,9 @@ def gc_exports(export_path, exports_to_keep):
 class _SavedModelExporter(Exporter):
     """Shared part of the exporters: arguments and the SavedModel write."""
 
-    def __init__(self, name, serving_input_receiver_fn, assets_extra=None,
-                 as_text=False, exports_to_keep=5):
+    def __init__(self, name: str, serving_input_receiver_fn: Callable[[], Any] | None,
+                 assets_extra: Mapping[str, str] | None = None, as_text: bool = False,
+                 exports_to_keep: int | None = 5) -> None:
         # Any name, as tf.estimator: 'mnist/' exports under model_dir/export/mnist,
         # an absolute path there; EvalSpec refuses None, '' and non-strings.
         self._name = name
@@ -126,7 +132,7 @@ class _SavedModelExporter(Exporter):
         self._exports_to_keep = _check_exports_to_keep(exports_to_keep)
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self._name
 
     def _write(self, estimator, export_path, checkpoint_path):
@@ -142,8 +148,9 @@ class _SavedModelExporter(Exporter):
 class LatestExporter(_SavedModelExporter):
     """Exports after every evaluation and keeps the newest `exports_to_keep`."""
 
-    def export(self, estimator, export_path, checkpoint_path, eval_result,
-               is_the_final_export):
+    def export(self, estimator: Any, export_path: str,
+               checkpoint_path: str | None, eval_result: dict[str, Any] | None,
+               is_the_final_export: bool) -> bytes | str | None:
         export_dir = self._write(estimator, export_path, checkpoint_path)
         gc_exports(export_path, self._exports_to_keep)
         return export_dir
@@ -152,13 +159,15 @@ class LatestExporter(_SavedModelExporter):
 class FinalExporter(_SavedModelExporter):
     """Exports once, after the final evaluation."""
 
-    def __init__(self, name, serving_input_receiver_fn, assets_extra=None,
-                 as_text=False):
+    def __init__(self, name: str, serving_input_receiver_fn: Callable[[], Any],
+                 assets_extra: Mapping[str, str] | None = None,
+                 as_text: bool = False) -> None:
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text,
                          exports_to_keep=None)
 
-    def export(self, estimator, export_path, checkpoint_path, eval_result,
-               is_the_final_export):
+    def export(self, estimator: Any, export_path: str,
+               checkpoint_path: str | None, eval_result: dict[str, Any] | None,
+               is_the_final_export: bool) -> bytes | str | None:
         if not is_the_final_export:
             return None
         return self._write(estimator, export_path, checkpoint_path)
@@ -210,9 +219,12 @@ class BestExporter(_SavedModelExporter):
     dir of the EvalSpec the exporter is given to: ``eval`` or ``eval_<name>``.
     """
 
-    def __init__(self, name="best_exporter", serving_input_receiver_fn=None,
-                 event_file_pattern=None, compare_fn=_loss_smaller, assets_extra=None,
-                 as_text=False, exports_to_keep=5):
+    def __init__(self, name: str = "best_exporter",
+                 serving_input_receiver_fn: Callable[[], Any] | None = None,
+                 event_file_pattern: str | None = None,
+                 compare_fn: Callable[..., bool] = _loss_smaller,
+                 assets_extra: Mapping[str, str] | None = None, as_text: bool = False,
+                 exports_to_keep: int | None = 5) -> None:
         """Validates the arguments.
 
         Raises:
@@ -232,11 +244,11 @@ class BestExporter(_SavedModelExporter):
                             f"{event_file_pattern!r}")
         self._compare_fn = compare_fn
         self._event_file_pattern = event_file_pattern
-        self._eval_dir_name = None
-        self._best_eval_result = None
+        self._eval_dir_name: str | None = None
+        self._best_eval_result: dict[str, Any] | None = None
         self._loaded = False
 
-    def bind_eval_dir(self, eval_dir_name):
+    def bind_eval_dir(self, eval_dir_name: str) -> None:
         """Remembers the eval dir this exporter's evaluations are written to.
 
         Raises:
@@ -293,8 +305,9 @@ class BestExporter(_SavedModelExporter):
         write_json(os.path.join(export_path, model_dir_lib.BEST_EVAL_RESULT_FILE),
                    _json_safe(eval_result))
 
-    def export(self, estimator, export_path, checkpoint_path, eval_result,
-               is_the_final_export):
+    def export(self, estimator: Any, export_path: str,
+               checkpoint_path: str | None, eval_result: dict[str, Any] | None,
+               is_the_final_export: bool) -> bytes | str | None:
         if not self._loaded:
             self._best_eval_result = self._load_best(estimator, export_path, eval_result)
             self._loaded = True

@@ -7,7 +7,11 @@ swap. `InMemoryEvaluatorHook` and `make_stop_at_checkpoint_step_hook` (tf.estima
 `experimental` names) are implemented here.
 """
 
+from __future__ import annotations
+
 import time
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from estimator_lite import estimator as estimator_lib
 from estimator_lite._engine import model_dir as model_dir_lib
@@ -52,8 +56,10 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
     in `last_metrics`. Only single-process training is supported.
     """
 
-    def __init__(self, estimator, input_fn, steps=None, hooks=None, name=None,
-                 every_n_iter=100):
+    def __init__(self, estimator: estimator_lib.Estimator, input_fn: Callable[..., Any],
+                 steps: int | None = None,
+                 hooks: Iterable[tf.train.SessionRunHook] | None = None,
+                 name: str | None = None, every_n_iter: int = 100) -> None:
         """Validates the arguments.
 
         Raises:
@@ -79,10 +85,10 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
                 "InMemoryEvaluatorHook needs the variables in this process (single "
                 f"machine training); got a config with {config.num_ps_replicas} ps "
                 f"tasks and {config.num_worker_replicas} workers")
-        self._variables = None
+        self._variables: dict[str, tf.Variable] | None = None
         self.last_metrics = None
 
-    def begin(self):
+    def begin(self) -> None:
         """Checks the model's evaluation scaffold, then notes the variables to copy.
 
         Raises:
@@ -99,7 +105,8 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
                         f"{field}={getattr(scaffold, field)!r}")
         self._variables = {v.op.name: v for v in tf.global_variables()}
 
-    def after_create_session(self, session, coord):
+    def after_create_session(self, session: tf.Session,
+                             coord: tf.train.Coordinator) -> None:
         """Evaluates the model before training, as tf.estimator's hook does.
 
         Raises:
@@ -114,11 +121,12 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
         self._timer.start()
         self._evaluate(session)
 
-    def after_run(self, run_context, run_values):
+    def after_run(self, run_context: tf.train.SessionRunContext,
+                  run_values: tf.train.SessionRunValues) -> None:
         if self._timer.tick():
             self._evaluate(run_context.session)
 
-    def end(self, session):
+    def end(self, session: tf.Session) -> None:
         self._evaluate(session)
 
     def _evaluate(self, session):
@@ -174,8 +182,9 @@ class _StopAtCheckpointStepHook(tf.train.SessionRunHook):
             time.sleep(self._wait_after_file_check_secs)
 
 
-def make_stop_at_checkpoint_step_hook(estimator, last_step,
-                                      wait_after_file_check_secs=30):
+def make_stop_at_checkpoint_step_hook(estimator: estimator_lib.Estimator, last_step: int,
+                                      wait_after_file_check_secs: float = 30,
+                                      ) -> tf.train.SessionRunHook:
     """A hook that stops training at `last_step` on every task.
 
     The chief stops at the global step (`StopAtStepHook`); other workers stop once

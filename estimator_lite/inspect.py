@@ -23,6 +23,8 @@ a script's folder goes first on sys.path, where this file would shadow the
 standard library's `inspect` for every module TensorFlow imports.
 """
 
+from __future__ import annotations
+
 import argparse
 import datetime
 import fnmatch
@@ -30,6 +32,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from estimator_lite._pycompat import zip_strict
 
@@ -244,7 +248,9 @@ def _verdict(checkpoints, markers, newest_write_secs, now_secs, recent_secs):
                          f"{recent_secs / _SECS_PER_MIN:g} min)")
 
 
-def inspect_model_dir(model_dir, recent_mins=DEFAULT_RECENT_MINS, now_secs=None):
+def inspect_model_dir(model_dir: str | os.PathLike[str],
+                      recent_mins: float = DEFAULT_RECENT_MINS,
+                      now_secs: float | None = None) -> dict[str, Any]:
     """Reads everything the report shows; reads only, never writes.
 
     Args:
@@ -392,7 +398,7 @@ def _marker_lines(report):
     return lines
 
 
-def format_report(report):
+def format_report(report: dict[str, Any]) -> str:
     """The human-readable report: one section per kind, the verdict last.
 
     Args:
@@ -410,7 +416,7 @@ def format_report(report):
     return "\n".join(lines)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Prints the report of the model_dir named in argv; returns the exit code."""
     args = _parse(list(sys.argv[1:] if argv is None else argv))
     try:
@@ -425,7 +431,7 @@ def main(argv=None):
     return 0
 
 
-def run():
+def run() -> NoReturn:
     """Console-script entry point (``estimator-lite-inspect``)."""
     sys.exit(main())
 

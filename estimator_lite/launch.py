@@ -21,6 +21,8 @@ for the ps tasks and the evaluator to exit by themselves (they do: see
 estimator_lite/_engine/completion.py).
 """
 
+from __future__ import annotations
+
 import argparse
 import contextlib
 import os
@@ -30,6 +32,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
+from typing import NoReturn
 
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._engine import restart_policy, roles
@@ -43,27 +47,28 @@ _KILL_GRACE_SECS = 10
 class Role:
     """One process of the local cluster."""
 
-    def __init__(self, task_type, index):
+    def __init__(self, task_type: str, index: int) -> None:
         self.task_type = task_type
         self.index = index
-        self.process = None
-        self.pump = None
-        self.pumps = []
+        self.process: subprocess.Popen[str] | None = None
+        self.pump: threading.Thread | None = None
+        self.pumps: list[threading.Thread] = []
 
     @property
-    def label(self):
+    def label(self) -> str:
         """Unique roles (`chief`, `evaluator`) show no index; others do."""
         if roles.is_unique(self.task_type):
             return self.task_type
         return f"{self.task_type}:{self.index}"
 
     @property
-    def trains(self):
+    def trains(self) -> bool:
         """Whether this role runs the training loop (chief, workers)."""
         return roles.trains(self.task_type)
 
 
-def plan_roles(num_ps, num_workers, evaluator, chief=True):
+def plan_roles(num_ps: int, num_workers: int, evaluator: bool,
+               chief: bool = True) -> list[Role]:
     """Returns the Roles to start: chief, workers, ps tasks, then the evaluator.
 
     With `chief=False` (a worker-only cluster), worker 0 is the chief.
@@ -214,7 +219,7 @@ def _restart(group, decision, args, printer, start_fn):
         start_fn(role)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command once per role; returns the process exit code."""
     args, command = _parse(list(sys.argv[1:] if argv is None else argv))
     if shutil.which(command[0]) is None:
@@ -252,7 +257,7 @@ def main(argv=None):
     return code
 
 
-def run():
+def run() -> NoReturn:
     """Console-script entry point."""
     sys.exit(main())
 

@@ -1,6 +1,10 @@
 """ModeKeys and EstimatorSpec: what a model_fn receives and returns."""
 
+from __future__ import annotations
+
 import collections
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from estimator_lite import _keras
 from estimator_lite._engine import fn_args, keras_metrics, validation
@@ -240,10 +244,18 @@ class EstimatorSpec(_SpecTuple):
     Tensors, a one-element loss becomes a scalar, `mode` itself is not checked.
     """
 
-    def __new__(cls, mode, predictions=None, loss=None, train_op=None,
-                eval_metric_ops=None, export_outputs=None, training_chief_hooks=None,
-                training_hooks=None, scaffold=None, evaluation_hooks=None,
-                prediction_hooks=None):
+    def __new__(cls, mode: str,
+                predictions: tf.Tensor | Mapping[str, tf.Tensor] | None = None,
+                loss: tf.Tensor | None = None,
+                train_op: tf.Operation | tf.Tensor | None = None,
+                eval_metric_ops: Mapping[str, Any] | None = None,
+                export_outputs: Mapping[str, export_lib.ExportOutput] | None = None,
+                training_chief_hooks: Iterable[tf.train.SessionRunHook] | None = None,
+                training_hooks: Iterable[tf.train.SessionRunHook] | None = None,
+                scaffold: tf.train.Scaffold | None = None,
+                evaluation_hooks: Iterable[tf.train.SessionRunHook] | None = None,
+                prediction_hooks: Iterable[tf.train.SessionRunHook] | None = None,
+                ) -> EstimatorSpec:
         """Validates the fields for `mode`.
 
         Raises:

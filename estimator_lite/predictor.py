@@ -15,9 +15,13 @@ the signature expects and what was given. There is no `from_contrib_estimator`:
 `tf.contrib.learn` estimators do not exist here.
 """
 
+from __future__ import annotations
+
 import collections.abc
 import os
 import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from estimator_lite import estimator as estimator_lib
 from estimator_lite._engine import executor_choice, feeds, validation
@@ -47,7 +51,10 @@ class Predictor:
     for the calls under way, and later calls fail.
     """
 
-    def __init__(self, graph, session, feed_tensors, fetch_tensors, signature_key=None):
+    def __init__(self, graph: tf.Graph, session: tf.Session,
+                 feed_tensors: Mapping[str, tf.Tensor],
+                 fetch_tensors: Mapping[str, tf.Tensor],
+                 signature_key: str | None = None) -> None:
         """Wraps an open session (use `from_saved_model` / `from_estimator`).
 
         Args:
@@ -88,7 +95,7 @@ class Predictor:
         return (f"Predictor(signature={self._signature_key!r}, inputs="
                 f"{self._input_keys}, outputs={sorted(self._fetch_tensors)})")
 
-    def __call__(self, input_dict):
+    def __call__(self, input_dict: Mapping[str, Any]) -> dict[str, Any]:
         """Runs one request.
 
         Args:
@@ -133,7 +140,7 @@ class Predictor:
         return {self._feed_tensors[key]: spec.feed_value(input_dict[key])
                 for key, spec in self._inputs.items()}
 
-    def close(self):
+    def close(self) -> None:
         """Waits for the calls under way, then closes the session (idempotent)."""
         with self._state:
             if self._closed:
@@ -251,9 +258,13 @@ def _load_saved_model(session, tags, export_dir):
                          ) from e
 
 
-def from_saved_model(export_dir, signature_def_key=None, signature_def=None,
-                     input_names=None, output_names=None, tags=None, graph=None,
-                     config=None):
+def from_saved_model(export_dir: str | bytes | os.PathLike[str],
+                     signature_def_key: str | None = None, signature_def: Any = None,
+                     input_names: Mapping[str, str] | None = None,
+                     output_names: Mapping[str, str] | None = None,
+                     tags: str | Iterable[str] | None = None,
+                     graph: tf.Graph | None = None,
+                     config: tf.ConfigProto | None = None) -> Predictor:
     """A Predictor serving one signature of a SavedModel (also tf.estimator's).
 
     Args:
@@ -340,8 +351,10 @@ def _build_serving_graph(estimator, serving_input_receiver_fn, output_key):
             saved_model_lib.main_op())
 
 
-def from_estimator(estimator, serving_input_receiver_fn, output_key=None, graph=None,
-                   config=None):
+def from_estimator(estimator: estimator_lib.Estimator,
+                   serving_input_receiver_fn: Callable[[], Any],
+                   output_key: str | None = None, graph: tf.Graph | None = None,
+                   config: tf.ConfigProto | None = None) -> Predictor:
     """A Predictor serving an Estimator's latest checkpoint, without exporting it.
 
     Builds the graph `export_saved_model` would export (the receiver fn, the

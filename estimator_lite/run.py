@@ -26,6 +26,8 @@ Composes with the launcher:
 `python -m estimator_lite.launch --workers 2 -- python -m estimator_lite.run train.py`.
 """
 
+from __future__ import annotations
+
 import builtins
 import importlib.machinery
 import io
@@ -35,6 +37,7 @@ import runpy
 import sys
 import types
 import zipfile
+from collections.abc import Sequence
 
 from estimator_lite import _alias_modules, install
 
@@ -127,7 +130,8 @@ def _trim_chain(error):
         linked = linked.__cause__ or linked.__context__
 
 
-def run(target, args=(), as_module=False, replace_existing=False, as_code=False):
+def run(target: str, args: Sequence[str] = (), as_module: bool = False,
+        replace_existing: bool = False, as_code: bool = False) -> None:
     """Installs the aliases, then runs `target` (a path, a module, or code).
 
     Args:
@@ -229,7 +233,7 @@ def _excepthook_trimming(error, program_frames, hook):
     return excepthook
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point (see the module docstring); returns only on success."""
     argv = sys.argv[1:] if argv is None else argv
     try:

@@ -6,9 +6,13 @@ variable, read once at construction by `parse_tf_config` (`_engine/cluster_info.
 re-exported here with `ClusterInfo`).
 """
 
+from __future__ import annotations
+
 import copy
 import inspect
 import os
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from estimator_lite._engine import distribute, mixed_precision, roles, validation
 from estimator_lite._engine.cluster_info import ClusterInfo, parse_tf_config
@@ -18,7 +22,7 @@ __all__ = ["RunConfig", "TaskType", "ClusterInfo", "default_session_config",
            "parse_tf_config"]
 
 _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
-_USE_DEFAULT = object()
+_USE_DEFAULT: Any = object()  # Any: the default of int arguments
 # How long a collective (MultiWorkerMirroredStrategy) step may wait for its peers:
 # far above a step plus the chief's checkpoint save (which the other workers wait
 # out inside their next step); a peer that stops answering ends it much sooner.
@@ -67,7 +71,8 @@ def _check_device_fn(device_fn):
     return device_fn
 
 
-def default_session_config(device_filters=None):
+def default_session_config(device_filters: Iterable[str] | None = None,
+                           ) -> tf.ConfigProto:
     """The session config an Estimator uses when RunConfig.session_config is None.
 
     Soft placement and one Grappler round, as tf.estimator's
@@ -195,17 +200,27 @@ class RunConfig:
                   "experimental_mixed_precision", "experimental_steps_per_loop",
                   "experimental_collective_timeout_secs")
 
-    def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=100,
-                 save_checkpoints_steps=_USE_DEFAULT, save_checkpoints_secs=_USE_DEFAULT,
-                 session_config=None, keep_checkpoint_max=5,
-                 keep_checkpoint_every_n_hours=10000, log_step_count_steps=100,
-                 train_distribute=None, device_fn=None, protocol=None,
-                 eval_distribute=None, experimental_distribute=None,
-                 experimental_max_worker_delay_secs=None,
-                 session_creation_timeout_secs=7200, checkpoint_save_graph_def=True,
-                 experimental_jit_compile=False, experimental_mixed_precision=None,
-                 experimental_steps_per_loop=1,
-                 experimental_collective_timeout_secs=_COLLECTIVE_TIMEOUT_SECS):
+    def __init__(self, model_dir: str | os.PathLike[str] | None = None,
+                 tf_random_seed: int | None = None, save_summary_steps: int | None = 100,
+                 save_checkpoints_steps: int | None = _USE_DEFAULT,
+                 save_checkpoints_secs: int | None = _USE_DEFAULT,
+                 session_config: tf.ConfigProto | None = None,
+                 keep_checkpoint_max: int | None = 5,
+                 keep_checkpoint_every_n_hours: float = 10000,
+                 log_step_count_steps: int | None = 100,
+                 train_distribute: tf.distribute.Strategy | None = None,
+                 device_fn: Callable[[tf.Operation], Any] | None = None,
+                 protocol: str | None = None,
+                 eval_distribute: tf.distribute.Strategy | None = None,
+                 experimental_distribute: Any = None,
+                 experimental_max_worker_delay_secs: int | None = None,
+                 session_creation_timeout_secs: int = 7200,
+                 checkpoint_save_graph_def: bool = True,
+                 experimental_jit_compile: bool = False,
+                 experimental_mixed_precision: str | None = None,
+                 experimental_steps_per_loop: int = 1,
+                 experimental_collective_timeout_secs: float | None = (
+                     _COLLECTIVE_TIMEOUT_SECS)) -> None:
         """Validates the arguments and reads TF_CONFIG.
 
         The arguments are tf.estimator 2.15's, plus opt-in ones it lacked:
@@ -329,7 +344,7 @@ class RunConfig:
         self._session_config = (session_config if session_config is not None
                                 else _default_session_config(cluster_info))
 
-    def replace(self, **kwargs):
+    def replace(self, **kwargs: Any) -> RunConfig:
         """Returns a deep copy with some arguments replaced, validated again.
 
         As in tf.estimator the copy keeps the config's class (a subclass's overridden

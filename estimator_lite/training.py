@@ -21,10 +21,13 @@ Who owns what:
 | "training is over" markers         | `_engine/completion.py`                      |
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -516,7 +519,8 @@ class _TrainingExecutor:
         return self._server
 
 
-def train_and_evaluate(estimator, train_spec, eval_spec):
+def train_and_evaluate(estimator: EstimatorLike, train_spec: TrainSpec, eval_spec: EvalSpec,
+                       ) -> tuple[dict[str, Any] | None, list[Any] | None]:
     """Trains and evaluates the estimator, as this process's TF_CONFIG role says.
 
     Locally (no cluster): trains, evaluating after checkpoint saves at most every

@@ -9,10 +9,20 @@ Both flavors (see `flavors`) over one implementation: the TF2 classes
 exported as ``compat.v1.BaselineClassifier``).
 """
 
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from estimator_lite._tf import tf
 from estimator_lite.canned import core, flavors
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
+
+if TYPE_CHECKING:
+    from estimator_lite.head.base_head import Head
+    from estimator_lite.run_config import RunConfig
 
 __all__ = ["BaselineClassifier", "BaselineClassifierV1", "BaselineEstimatorV1",
            "BaselineRegressor", "BaselineRegressorV1", "LEARNING_RATE",
@@ -120,9 +130,11 @@ class _BaselineEstimator(Estimator):
 class BaselineClassifier(_BaselineEstimator):
     """Predicts the label prior (tf.estimator.BaselineClassifier's V2 signature)."""
 
-    def __init__(self, model_dir=None, n_classes=2, weight_column=None,
-                 label_vocabulary=None, optimizer="Ftrl", config=None,
-                 loss_reduction=flavors.V2.loss_reduction):
+    def __init__(self, model_dir: str | os.PathLike[str] | None = None, n_classes: int = 2,
+                 weight_column: str | Any | None = None,
+                 label_vocabulary: Sequence[str] | None = None,
+                 optimizer: str | Any = "Ftrl", config: RunConfig | None = None,
+                 loss_reduction: str = flavors.V2.loss_reduction) -> None:
         """Checks the arguments (see tf.estimator.BaselineClassifier).
 
         Raises:
@@ -136,8 +148,10 @@ class BaselineClassifier(_BaselineEstimator):
 class BaselineRegressor(_BaselineEstimator):
     """Predicts the label mean (tf.estimator.BaselineRegressor's V2 signature)."""
 
-    def __init__(self, model_dir=None, label_dimension=1, weight_column=None,
-                 optimizer="Ftrl", config=None, loss_reduction=flavors.V2.loss_reduction):
+    def __init__(self, model_dir: str | os.PathLike[str] | None = None,
+                 label_dimension: int = 1, weight_column: str | Any | None = None,
+                 optimizer: str | Any = "Ftrl", config: RunConfig | None = None,
+                 loss_reduction: str = flavors.V2.loss_reduction) -> None:
         """Checks the arguments (see tf.estimator.BaselineRegressor).
 
         Raises:
@@ -150,7 +164,8 @@ class BaselineRegressor(_BaselineEstimator):
 class BaselineEstimator(_BaselineEstimator):
     """Learns only a bias per logit, with a user-given head (tf.estimator's)."""
 
-    def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
+    def __init__(self, head: Head, model_dir: str | os.PathLike[str] | None = None,
+                 optimizer: str | Any = "Ftrl", config: RunConfig | None = None) -> None:
         """Checks the arguments (see tf.estimator.BaselineEstimator); the weight
         column is the head's.
 
@@ -168,9 +183,11 @@ class BaselineEstimator(_BaselineEstimator):
 class BaselineClassifierV1(_BaselineEstimator):
     """Predicts the label prior (tf.compat.v1.estimator.BaselineClassifier)."""
 
-    def __init__(self, model_dir=None, n_classes=2, weight_column=None,
-                 label_vocabulary=None, optimizer="Ftrl", config=None,
-                 loss_reduction=flavors.V1.loss_reduction):
+    def __init__(self, model_dir: str | os.PathLike[str] | None = None, n_classes: int = 2,
+                 weight_column: str | Any | None = None,
+                 label_vocabulary: Sequence[str] | None = None,
+                 optimizer: str | Any = "Ftrl", config: RunConfig | None = None,
+                 loss_reduction: str = flavors.V1.loss_reduction) -> None:
         """Checks the arguments (see tf.compat.v1.estimator.BaselineClassifier).
 
         Raises:
@@ -185,8 +202,10 @@ class BaselineClassifierV1(_BaselineEstimator):
 class BaselineRegressorV1(_BaselineEstimator):
     """Predicts the label mean (tf.compat.v1.estimator.BaselineRegressor)."""
 
-    def __init__(self, model_dir=None, label_dimension=1, weight_column=None,
-                 optimizer="Ftrl", config=None, loss_reduction=flavors.V1.loss_reduction):
+    def __init__(self, model_dir: str | os.PathLike[str] | None = None,
+                 label_dimension: int = 1, weight_column: str | Any | None = None,
+                 optimizer: str | Any = "Ftrl", config: RunConfig | None = None,
+                 loss_reduction: str = flavors.V1.loss_reduction) -> None:
         """Checks the arguments (see tf.compat.v1.estimator.BaselineRegressor).
 
         Raises:
@@ -200,7 +219,8 @@ class BaselineRegressorV1(_BaselineEstimator):
 class BaselineEstimatorV1(_BaselineEstimator):
     """Learns a bias per logit with a given head (tf.compat.v1.estimator's)."""
 
-    def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
+    def __init__(self, head: Head, model_dir: str | os.PathLike[str] | None = None,
+                 optimizer: str | Any = "Ftrl", config: RunConfig | None = None) -> None:
         """Checks the arguments (see tf.compat.v1.estimator.BaselineEstimator).
 
         Raises:

@@ -12,12 +12,22 @@ dense + activation, then dropout (training only), then batch normalization, as i
 tf.estimator 2.15.
 """
 
+from __future__ import annotations
+
 import numbers
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from estimator_lite._tf import tf
 from estimator_lite.canned import core, feature_layers, flavors
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
+
+if TYPE_CHECKING:
+    from estimator_lite.estimator import WarmStartSettings
+    from estimator_lite.head.base_head import Head
+    from estimator_lite.run_config import RunConfig
 
 __all__ = ["DNNClassifier", "DNNClassifierV1", "DNNEstimatorV1", "DNNRegressor",
            "DNNRegressorV1", "add_layer_summaries", "check_activation",
@@ -328,11 +338,16 @@ class _DNNEstimator(Estimator):
 class DNNClassifier(_DNNEstimator):
     """A feed-forward classifier (tf.estimator.DNNClassifier's V2 signature)."""
 
-    def __init__(self, hidden_units, feature_columns, model_dir=None, n_classes=2,
-                 weight_column=None, label_vocabulary=None, optimizer="Adagrad",
-                 activation_fn=tf.nn.relu, dropout=None, config=None,
-                 warm_start_from=None, loss_reduction=flavors.V2.loss_reduction,
-                 batch_norm=False):
+    def __init__(self, hidden_units: Sequence[int], feature_columns: Iterable[Any],
+                 model_dir: str | os.PathLike[str] | None = None, n_classes: int = 2,
+                 weight_column: str | Any | None = None,
+                 label_vocabulary: Sequence[str] | None = None,
+                 optimizer: str | Any = "Adagrad",
+                 activation_fn: Callable[[tf.Tensor], tf.Tensor] = tf.nn.relu,
+                 dropout: float | None = None, config: RunConfig | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 loss_reduction: str = flavors.V2.loss_reduction,
+                 batch_norm: bool = False) -> None:
         """Checks the arguments (see tf.estimator.DNNClassifier).
 
         Raises:
@@ -348,10 +363,14 @@ class DNNClassifier(_DNNEstimator):
 class DNNRegressor(_DNNEstimator):
     """A feed-forward regressor (tf.estimator.DNNRegressor's V2 signature)."""
 
-    def __init__(self, hidden_units, feature_columns, model_dir=None, label_dimension=1,
-                 weight_column=None, optimizer="Adagrad", activation_fn=tf.nn.relu,
-                 dropout=None, config=None, warm_start_from=None,
-                 loss_reduction=flavors.V2.loss_reduction, batch_norm=False):
+    def __init__(self, hidden_units: Sequence[int], feature_columns: Iterable[Any],
+                 model_dir: str | os.PathLike[str] | None = None, label_dimension: int = 1,
+                 weight_column: str | Any | None = None, optimizer: str | Any = "Adagrad",
+                 activation_fn: Callable[[tf.Tensor], tf.Tensor] = tf.nn.relu,
+                 dropout: float | None = None, config: RunConfig | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 loss_reduction: str = flavors.V2.loss_reduction,
+                 batch_norm: bool = False) -> None:
         """Checks the arguments (see tf.estimator.DNNRegressor).
 
         Raises:
@@ -366,9 +385,14 @@ class DNNRegressor(_DNNEstimator):
 class DNNEstimator(_DNNEstimator):
     """A feed-forward network with a user-given head (tf.estimator.DNNEstimator)."""
 
-    def __init__(self, head, hidden_units, feature_columns, model_dir=None,
-                 optimizer="Adagrad", activation_fn=tf.nn.relu, dropout=None,
-                 config=None, warm_start_from=None, batch_norm=False):
+    def __init__(self, head: Head, hidden_units: Sequence[int],
+                 feature_columns: Iterable[Any],
+                 model_dir: str | os.PathLike[str] | None = None,
+                 optimizer: str | Any = "Adagrad",
+                 activation_fn: Callable[[tf.Tensor], tf.Tensor] = tf.nn.relu,
+                 dropout: float | None = None, config: RunConfig | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 batch_norm: bool = False) -> None:
         """Checks the arguments (see tf.estimator.DNNEstimator).
 
         Raises:
@@ -385,11 +409,18 @@ class DNNEstimator(_DNNEstimator):
 class DNNClassifierV1(_DNNEstimator):
     """A feed-forward classifier (tf.compat.v1.estimator.DNNClassifier)."""
 
-    def __init__(self, hidden_units, feature_columns, model_dir=None, n_classes=2,
-                 weight_column=None, label_vocabulary=None, optimizer="Adagrad",
-                 activation_fn=tf.nn.relu, dropout=None, input_layer_partitioner=None,
-                 config=None, warm_start_from=None,
-                 loss_reduction=flavors.V1.loss_reduction, batch_norm=False):
+    def __init__(self, hidden_units: Sequence[int], feature_columns: Iterable[Any],
+                 model_dir: str | os.PathLike[str] | None = None, n_classes: int = 2,
+                 weight_column: str | Any | None = None,
+                 label_vocabulary: Sequence[str] | None = None,
+                 optimizer: str | Any = "Adagrad",
+                 activation_fn: Callable[[tf.Tensor], tf.Tensor] = tf.nn.relu,
+                 dropout: float | None = None,
+                 input_layer_partitioner: Callable[..., Any] | None = None,
+                 config: RunConfig | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 loss_reduction: str = flavors.V1.loss_reduction,
+                 batch_norm: bool = False) -> None:
         """Checks the arguments (see tf.compat.v1.estimator.DNNClassifier).
 
         Raises:
@@ -406,11 +437,16 @@ class DNNClassifierV1(_DNNEstimator):
 class DNNRegressorV1(_DNNEstimator):
     """A feed-forward regressor (tf.compat.v1.estimator.DNNRegressor)."""
 
-    def __init__(self, hidden_units, feature_columns, model_dir=None, label_dimension=1,
-                 weight_column=None, optimizer="Adagrad", activation_fn=tf.nn.relu,
-                 dropout=None, input_layer_partitioner=None, config=None,
-                 warm_start_from=None, loss_reduction=flavors.V1.loss_reduction,
-                 batch_norm=False):
+    def __init__(self, hidden_units: Sequence[int], feature_columns: Iterable[Any],
+                 model_dir: str | os.PathLike[str] | None = None, label_dimension: int = 1,
+                 weight_column: str | Any | None = None, optimizer: str | Any = "Adagrad",
+                 activation_fn: Callable[[tf.Tensor], tf.Tensor] = tf.nn.relu,
+                 dropout: float | None = None,
+                 input_layer_partitioner: Callable[..., Any] | None = None,
+                 config: RunConfig | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 loss_reduction: str = flavors.V1.loss_reduction,
+                 batch_norm: bool = False) -> None:
         """Checks the arguments (see tf.compat.v1.estimator.DNNRegressor).
 
         Raises:
@@ -426,10 +462,16 @@ class DNNRegressorV1(_DNNEstimator):
 class DNNEstimatorV1(_DNNEstimator):
     """A feed-forward network with a given head (tf.compat.v1.estimator.DNNEstimator)."""
 
-    def __init__(self, head, hidden_units, feature_columns, model_dir=None,
-                 optimizer="Adagrad", activation_fn=tf.nn.relu, dropout=None,
-                 input_layer_partitioner=None, config=None, warm_start_from=None,
-                 batch_norm=False):
+    def __init__(self, head: Head, hidden_units: Sequence[int],
+                 feature_columns: Iterable[Any],
+                 model_dir: str | os.PathLike[str] | None = None,
+                 optimizer: str | Any = "Adagrad",
+                 activation_fn: Callable[[tf.Tensor], tf.Tensor] = tf.nn.relu,
+                 dropout: float | None = None,
+                 input_layer_partitioner: Callable[..., Any] | None = None,
+                 config: RunConfig | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 batch_norm: bool = False) -> None:
         """Checks the arguments (see tf.compat.v1.estimator.DNNEstimator).
 
         Raises:

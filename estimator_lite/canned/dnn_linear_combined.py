@@ -12,10 +12,21 @@ Both flavors (see `flavors`) over one implementation: the TF2 classes
 ``compat.v1.DNNLinearCombinedClassifier``).
 """
 
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
 from estimator_lite._tf import tf
 from estimator_lite.canned import core, dnn, feature_layers, flavors, linear
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
+
+if TYPE_CHECKING:
+    from estimator_lite.estimator import WarmStartSettings
+    from estimator_lite.head.base_head import Head
+    from estimator_lite.run_config import RunConfig
 
 __all__ = ["DNNLinearCombinedClassifier", "DNNLinearCombinedClassifierV1",
            "DNNLinearCombinedEstimatorV1", "DNNLinearCombinedRegressor",
@@ -236,13 +247,20 @@ class _CombinedEstimator(Estimator):
 class DNNLinearCombinedClassifier(_CombinedEstimator):
     """Wide & deep classifier (tf.estimator.DNNLinearCombinedClassifier's signature)."""
 
-    def __init__(self, model_dir=None, linear_feature_columns=None,
-                 linear_optimizer="Ftrl", dnn_feature_columns=None,
-                 dnn_optimizer="Adagrad", dnn_hidden_units=None,
-                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, n_classes=2,
-                 weight_column=None, label_vocabulary=None, config=None,
-                 warm_start_from=None, loss_reduction=flavors.V2.loss_reduction,
-                 batch_norm=False, linear_sparse_combiner="sum"):
+    def __init__(self, model_dir: str | os.PathLike[str] | None = None,
+                 linear_feature_columns: Iterable[Any] | None = None,
+                 linear_optimizer: str | Any = "Ftrl",
+                 dnn_feature_columns: Iterable[Any] | None = None,
+                 dnn_optimizer: str | Any = "Adagrad",
+                 dnn_hidden_units: Sequence[int] | None = None,
+                 dnn_activation_fn: Callable[[tf.Tensor], tf.Tensor] = tf.nn.relu,
+                 dnn_dropout: float | None = None, n_classes: int = 2,
+                 weight_column: str | Any | None = None,
+                 label_vocabulary: Sequence[str] | None = None,
+                 config: RunConfig | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 loss_reduction: str = flavors.V2.loss_reduction, batch_norm: bool = False,
+                 linear_sparse_combiner: str = "sum") -> None:
         """Checks the arguments (see tf.estimator.DNNLinearCombinedClassifier).
 
         Raises:
@@ -259,13 +277,18 @@ class DNNLinearCombinedClassifier(_CombinedEstimator):
 class DNNLinearCombinedRegressor(_CombinedEstimator):
     """Wide & deep regressor (tf.estimator.DNNLinearCombinedRegressor's signature)."""
 
-    def __init__(self, model_dir=None, linear_feature_columns=None,
-                 linear_optimizer="Ftrl", dnn_feature_columns=None,
-                 dnn_optimizer="Adagrad", dnn_hidden_units=None,
-                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, label_dimension=1,
-                 weight_column=None, config=None, warm_start_from=None,
-                 loss_reduction=flavors.V2.loss_reduction, batch_norm=False,
-                 linear_sparse_combiner="sum"):
+    def __init__(self, model_dir: str | os.PathLike[str] | None = None,
+                 linear_feature_columns: Iterable[Any] | None = None,
+                 linear_optimizer: str | Any = "Ftrl",
+                 dnn_feature_columns: Iterable[Any] | None = None,
+                 dnn_optimizer: str | Any = "Adagrad",
+                 dnn_hidden_units: Sequence[int] | None = None,
+                 dnn_activation_fn: Callable[[tf.Tensor], tf.Tensor] = tf.nn.relu,
+                 dnn_dropout: float | None = None, label_dimension: int = 1,
+                 weight_column: str | Any | None = None, config: RunConfig | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 loss_reduction: str = flavors.V2.loss_reduction, batch_norm: bool = False,
+                 linear_sparse_combiner: str = "sum") -> None:
         """Checks the arguments (see tf.estimator.DNNLinearCombinedRegressor).
 
         Raises:
@@ -281,11 +304,15 @@ class DNNLinearCombinedRegressor(_CombinedEstimator):
 class DNNLinearCombinedEstimator(_CombinedEstimator):
     """Wide & deep with a user-given head (tf.estimator.DNNLinearCombinedEstimator)."""
 
-    def __init__(self, head, model_dir=None, linear_feature_columns=None,
-                 linear_optimizer="Ftrl", dnn_feature_columns=None,
-                 dnn_optimizer="Adagrad", dnn_hidden_units=None,
-                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, config=None,
-                 batch_norm=False, linear_sparse_combiner="sum"):
+    def __init__(self, head: Head, model_dir: str | os.PathLike[str] | None = None,
+                 linear_feature_columns: Iterable[Any] | None = None,
+                 linear_optimizer: str | Any = "Ftrl",
+                 dnn_feature_columns: Iterable[Any] | None = None,
+                 dnn_optimizer: str | Any = "Adagrad",
+                 dnn_hidden_units: Sequence[int] | None = None,
+                 dnn_activation_fn: Callable[[tf.Tensor], tf.Tensor] = tf.nn.relu,
+                 dnn_dropout: float | None = None, config: RunConfig | None = None,
+                 batch_norm: bool = False, linear_sparse_combiner: str = "sum") -> None:
         """Checks the arguments (see tf.estimator.DNNLinearCombinedEstimator).
 
         Raises:
@@ -303,14 +330,21 @@ class DNNLinearCombinedEstimator(_CombinedEstimator):
 class DNNLinearCombinedClassifierV1(_CombinedEstimator):
     """Wide & deep classifier (tf.compat.v1.estimator.DNNLinearCombinedClassifier)."""
 
-    def __init__(self, model_dir=None, linear_feature_columns=None,
-                 linear_optimizer="Ftrl", dnn_feature_columns=None,
-                 dnn_optimizer="Adagrad", dnn_hidden_units=None,
-                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, n_classes=2,
-                 weight_column=None, label_vocabulary=None, input_layer_partitioner=None,
-                 config=None, warm_start_from=None,
-                 loss_reduction=flavors.V1.loss_reduction, batch_norm=False,
-                 linear_sparse_combiner="sum"):
+    def __init__(self, model_dir: str | os.PathLike[str] | None = None,
+                 linear_feature_columns: Iterable[Any] | None = None,
+                 linear_optimizer: str | Any = "Ftrl",
+                 dnn_feature_columns: Iterable[Any] | None = None,
+                 dnn_optimizer: str | Any = "Adagrad",
+                 dnn_hidden_units: Sequence[int] | None = None,
+                 dnn_activation_fn: Callable[[tf.Tensor], tf.Tensor] = tf.nn.relu,
+                 dnn_dropout: float | None = None, n_classes: int = 2,
+                 weight_column: str | Any | None = None,
+                 label_vocabulary: Sequence[str] | None = None,
+                 input_layer_partitioner: Callable[..., Any] | None = None,
+                 config: RunConfig | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 loss_reduction: str = flavors.V1.loss_reduction, batch_norm: bool = False,
+                 linear_sparse_combiner: str = "sum") -> None:
         """Checks the arguments (see tf.compat.v1.estimator.DNNLinearCombinedClassifier).
 
         Raises:
@@ -329,13 +363,20 @@ class DNNLinearCombinedClassifierV1(_CombinedEstimator):
 class DNNLinearCombinedRegressorV1(_CombinedEstimator):
     """Wide & deep regressor (tf.compat.v1.estimator.DNNLinearCombinedRegressor)."""
 
-    def __init__(self, model_dir=None, linear_feature_columns=None,
-                 linear_optimizer="Ftrl", dnn_feature_columns=None,
-                 dnn_optimizer="Adagrad", dnn_hidden_units=None,
-                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, label_dimension=1,
-                 weight_column=None, input_layer_partitioner=None, config=None,
-                 warm_start_from=None, loss_reduction=flavors.V1.loss_reduction,
-                 batch_norm=False, linear_sparse_combiner="sum"):
+    def __init__(self, model_dir: str | os.PathLike[str] | None = None,
+                 linear_feature_columns: Iterable[Any] | None = None,
+                 linear_optimizer: str | Any = "Ftrl",
+                 dnn_feature_columns: Iterable[Any] | None = None,
+                 dnn_optimizer: str | Any = "Adagrad",
+                 dnn_hidden_units: Sequence[int] | None = None,
+                 dnn_activation_fn: Callable[[tf.Tensor], tf.Tensor] = tf.nn.relu,
+                 dnn_dropout: float | None = None, label_dimension: int = 1,
+                 weight_column: str | Any | None = None,
+                 input_layer_partitioner: Callable[..., Any] | None = None,
+                 config: RunConfig | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 loss_reduction: str = flavors.V1.loss_reduction, batch_norm: bool = False,
+                 linear_sparse_combiner: str = "sum") -> None:
         """Checks the arguments (see tf.compat.v1.estimator.DNNLinearCombinedRegressor).
 
         Raises:
@@ -353,12 +394,17 @@ class DNNLinearCombinedRegressorV1(_CombinedEstimator):
 class DNNLinearCombinedEstimatorV1(_CombinedEstimator):
     """Wide & deep with a given head (tf.compat.v1.estimator.DNNLinearCombinedEstimator)."""
 
-    def __init__(self, head, model_dir=None, linear_feature_columns=None,
-                 linear_optimizer="Ftrl", dnn_feature_columns=None,
-                 dnn_optimizer="Adagrad", dnn_hidden_units=None,
-                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None,
-                 input_layer_partitioner=None, config=None, batch_norm=False,
-                 linear_sparse_combiner="sum"):
+    def __init__(self, head: Head, model_dir: str | os.PathLike[str] | None = None,
+                 linear_feature_columns: Iterable[Any] | None = None,
+                 linear_optimizer: str | Any = "Ftrl",
+                 dnn_feature_columns: Iterable[Any] | None = None,
+                 dnn_optimizer: str | Any = "Adagrad",
+                 dnn_hidden_units: Sequence[int] | None = None,
+                 dnn_activation_fn: Callable[[tf.Tensor], tf.Tensor] = tf.nn.relu,
+                 dnn_dropout: float | None = None,
+                 input_layer_partitioner: Callable[..., Any] | None = None,
+                 config: RunConfig | None = None, batch_norm: bool = False,
+                 linear_sparse_combiner: str = "sum") -> None:
         """Checks the arguments (see tf.compat.v1.estimator.DNNLinearCombinedEstimator).
 
         Raises:

@@ -23,9 +23,14 @@ Variable names, random draws (seeded as tf.estimator seeds them) and updates are
 tf.estimator 2.15's, so a model_dir moves between the two libraries.
 """
 
+from __future__ import annotations
+
 import numbers
+import os
 import secrets
 import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +39,9 @@ from estimator_lite.canned import feature_layers
 from estimator_lite.estimator import Estimator
 from estimator_lite.export.outputs import PredictOutput
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+
+if TYPE_CHECKING:
+    from estimator_lite.run_config import RunConfig
 
 __all__ = ["KMeansClustering"]
 
@@ -398,11 +406,14 @@ class KMeansClustering(Estimator):
     ALL_DISTANCES = "all_distances"
     CLUSTER_CENTERS_VAR_NAME = CLUSTERS_VAR_NAME
 
-    def __init__(self, num_clusters, model_dir=None, initial_clusters=RANDOM_INIT,
-                 distance_metric=SQUARED_EUCLIDEAN_DISTANCE, seed=None,
-                 use_mini_batch=True, mini_batch_steps_per_iteration=1,
-                 kmeans_plus_plus_num_retries=2, relative_tolerance=None, config=None,
-                 feature_columns=None):
+    def __init__(self, num_clusters: int | tf.Tensor,
+                 model_dir: str | os.PathLike[str] | None = None,
+                 initial_clusters: str | Any = RANDOM_INIT,
+                 distance_metric: str = SQUARED_EUCLIDEAN_DISTANCE, seed: int | None = None,
+                 use_mini_batch: bool = True, mini_batch_steps_per_iteration: int = 1,
+                 kmeans_plus_plus_num_retries: int = 2,
+                 relative_tolerance: float | None = None, config: RunConfig | None = None,
+                 feature_columns: Iterable[Any] | None = None) -> None:
         """Checks the arguments (see tf.compat.v1.estimator.experimental.KMeans).
 
         Args:
@@ -438,15 +449,15 @@ class KMeansClustering(Estimator):
         for result in self.predict(input_fn=input_fn, predict_keys=[key]):
             yield result[key]
 
-    def predict_cluster_index(self, input_fn):
+    def predict_cluster_index(self, input_fn: Callable[..., Any]) -> Iterator[np.integer]:
         """Yields the index of the nearest center of each input point."""
         yield from self._predict_one_key(input_fn, self.CLUSTER_INDEX)
 
-    def score(self, input_fn):
+    def score(self, input_fn: Callable[..., Any]) -> np.floating:
         """The sum of the distances of the first batch's points to their centers."""
         return self.evaluate(input_fn=input_fn, steps=1)[self.SCORE]
 
-    def transform(self, input_fn):
+    def transform(self, input_fn: Callable[..., Any]) -> Iterator[np.ndarray]:
         """Yields each point's distances to every center.
 
         Euclidean distances (the square root of the model's squared distances), or
@@ -458,6 +469,6 @@ class KMeansClustering(Estimator):
             else:
                 yield distances
 
-    def cluster_centers(self):
+    def cluster_centers(self) -> np.ndarray:
         """The centers [num_clusters, dimension] of the latest checkpoint."""
         return self.get_variable_value(CLUSTERS_VAR_NAME)

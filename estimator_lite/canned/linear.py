@@ -10,13 +10,23 @@ Both flavors (see `flavors`) over one implementation: the TF2 classes
 exported as ``compat.v1.LinearClassifier``), with v1's logits and logit_fn builder.
 """
 
+from __future__ import annotations
+
+import os
 import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import VARIABLE_TYPES, tf
 from estimator_lite.canned import core, feature_layers, flavors, linear_sdca
 from estimator_lite.estimator import Estimator
 from estimator_lite.model_fn import ModeKeys
+
+if TYPE_CHECKING:
+    from estimator_lite.estimator import WarmStartSettings
+    from estimator_lite.head.base_head import Head
+    from estimator_lite.run_config import RunConfig
 
 __all__ = ["LEARNING_RATE", "LinearClassifier", "LinearClassifierV1",
            "LinearEstimatorV1", "LinearModel", "LinearRegressor", "LinearRegressorV1",
@@ -344,10 +354,14 @@ class _LinearEstimator(Estimator):
 class LinearClassifier(_LinearEstimator):
     """A linear classifier (tf.estimator.LinearClassifier's V2 signature)."""
 
-    def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
-                 label_vocabulary=None, optimizer="Ftrl", config=None,
-                 warm_start_from=None, loss_reduction=flavors.V2.loss_reduction,
-                 sparse_combiner="sum"):
+    def __init__(self, feature_columns: Iterable[Any],
+                 model_dir: str | os.PathLike[str] | None = None, n_classes: int = 2,
+                 weight_column: str | Any | None = None,
+                 label_vocabulary: Sequence[str] | None = None,
+                 optimizer: str | Any = "Ftrl", config: RunConfig | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 loss_reduction: str = flavors.V2.loss_reduction,
+                 sparse_combiner: str = "sum") -> None:
         """Checks the arguments (see tf.estimator.LinearClassifier).
 
         Raises:
@@ -362,9 +376,13 @@ class LinearClassifier(_LinearEstimator):
 class LinearRegressor(_LinearEstimator):
     """A linear regressor (tf.estimator.LinearRegressor's V2 signature)."""
 
-    def __init__(self, feature_columns, model_dir=None, label_dimension=1,
-                 weight_column=None, optimizer="Ftrl", config=None, warm_start_from=None,
-                 loss_reduction=flavors.V2.loss_reduction, sparse_combiner="sum"):
+    def __init__(self, feature_columns: Iterable[Any],
+                 model_dir: str | os.PathLike[str] | None = None, label_dimension: int = 1,
+                 weight_column: str | Any | None = None, optimizer: str | Any = "Ftrl",
+                 config: RunConfig | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 loss_reduction: str = flavors.V2.loss_reduction,
+                 sparse_combiner: str = "sum") -> None:
         """Checks the arguments (see tf.estimator.LinearRegressor).
 
         Raises:
@@ -378,8 +396,12 @@ class LinearRegressor(_LinearEstimator):
 class LinearEstimator(_LinearEstimator):
     """A linear model with a user-given head (tf.estimator.LinearEstimator)."""
 
-    def __init__(self, head, feature_columns, model_dir=None, optimizer="Ftrl",
-                 config=None, sparse_combiner="sum", warm_start_from=None):
+    def __init__(self, head: Head, feature_columns: Iterable[Any],
+                 model_dir: str | os.PathLike[str] | None = None,
+                 optimizer: str | Any = "Ftrl", config: RunConfig | None = None,
+                 sparse_combiner: str = "sum",
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 ) -> None:
         """Checks the arguments (see tf.estimator.LinearEstimator).
 
         Raises:
@@ -395,10 +417,15 @@ class LinearEstimator(_LinearEstimator):
 class LinearClassifierV1(_LinearEstimator):
     """A linear classifier (tf.compat.v1.estimator.LinearClassifier)."""
 
-    def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
-                 label_vocabulary=None, optimizer="Ftrl", config=None, partitioner=None,
-                 warm_start_from=None, loss_reduction=flavors.V1.loss_reduction,
-                 sparse_combiner="sum"):
+    def __init__(self, feature_columns: Iterable[Any],
+                 model_dir: str | os.PathLike[str] | None = None, n_classes: int = 2,
+                 weight_column: str | Any | None = None,
+                 label_vocabulary: Sequence[str] | None = None,
+                 optimizer: str | Any = "Ftrl", config: RunConfig | None = None,
+                 partitioner: Callable[..., Any] | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 loss_reduction: str = flavors.V1.loss_reduction,
+                 sparse_combiner: str = "sum") -> None:
         """Checks the arguments (see tf.compat.v1.estimator.LinearClassifier).
 
         Raises:
@@ -414,10 +441,14 @@ class LinearClassifierV1(_LinearEstimator):
 class LinearRegressorV1(_LinearEstimator):
     """A linear regressor (tf.compat.v1.estimator.LinearRegressor)."""
 
-    def __init__(self, feature_columns, model_dir=None, label_dimension=1,
-                 weight_column=None, optimizer="Ftrl", config=None, partitioner=None,
-                 warm_start_from=None, loss_reduction=flavors.V1.loss_reduction,
-                 sparse_combiner="sum"):
+    def __init__(self, feature_columns: Iterable[Any],
+                 model_dir: str | os.PathLike[str] | None = None, label_dimension: int = 1,
+                 weight_column: str | Any | None = None, optimizer: str | Any = "Ftrl",
+                 config: RunConfig | None = None,
+                 partitioner: Callable[..., Any] | None = None,
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 loss_reduction: str = flavors.V1.loss_reduction,
+                 sparse_combiner: str = "sum") -> None:
         """Checks the arguments (see tf.compat.v1.estimator.LinearRegressor).
 
         Raises:
@@ -432,9 +463,13 @@ class LinearRegressorV1(_LinearEstimator):
 class LinearEstimatorV1(_LinearEstimator):
     """A linear model with a given head (tf.compat.v1.estimator.LinearEstimator)."""
 
-    def __init__(self, head, feature_columns, model_dir=None, optimizer="Ftrl",
-                 config=None, partitioner=None, sparse_combiner="sum",
-                 warm_start_from=None):
+    def __init__(self, head: Head, feature_columns: Iterable[Any],
+                 model_dir: str | os.PathLike[str] | None = None,
+                 optimizer: str | Any = "Ftrl", config: RunConfig | None = None,
+                 partitioner: Callable[..., Any] | None = None,
+                 sparse_combiner: str = "sum",
+                 warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+                 ) -> None:
         """Checks the arguments (see tf.compat.v1.estimator.LinearEstimator).
 
         Raises:

@@ -24,7 +24,11 @@ kernel visits a batch's examples in an order drawn from ``std::random_device`` a
 updates the weights from several threads.
 """
 
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from estimator_lite import head as head_lib
 from estimator_lite._pycompat import zip_strict
@@ -81,9 +85,10 @@ class LinearSDCA:
     ```
     """
 
-    def __init__(self, example_id_column, num_loss_partitions=1, num_table_shards=None,
-                 symmetric_l1_regularization=0.0, symmetric_l2_regularization=1.0,
-                 adaptive=False):
+    def __init__(self, example_id_column: str, num_loss_partitions: int = 1,
+                 num_table_shards: int | None = None,
+                 symmetric_l1_regularization: float = 0.0,
+                 symmetric_l2_regularization: float = 1.0, adaptive: bool = False) -> None:
         """Checks and keeps the settings (tf.estimator.experimental.LinearSDCA's).
 
         Args:
@@ -125,12 +130,15 @@ class LinearSDCA:
         self._adaptive = adaptive
 
     @property
-    def example_id_column(self):
+    def example_id_column(self) -> str:
         """The feature key of the example ids."""
         return self._example_id_column
 
-    def train_step(self, features, labels, feature_columns, variables, loss_type,
-                   example_weights=None):
+    def train_step(self, features: Mapping[str, tf.Tensor], labels: tf.Tensor,
+                   feature_columns: Iterable[Any],
+                   variables: Callable[[Any], tf.Variable], loss_type: str,
+                   example_weights: tf.Tensor | None = None,
+                   ) -> tuple[tf.Operation, Callable[[tf.Operation], tf.Operation]]:
         """Builds one SDCA step over a batch; returns (train_op, update_weights_fn).
 
         Args:

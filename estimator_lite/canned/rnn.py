@@ -17,7 +17,12 @@ A model_dir written by tf.estimator's RNN estimators therefore evaluates and kee
 training here, and the reverse.
 """
 
+from __future__ import annotations
+
 import numbers
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import feature_transformation_cache, tf
@@ -27,6 +32,10 @@ from estimator_lite.estimator import Estimator
 from estimator_lite.head import base_head
 from estimator_lite.head.sequential_head import SequentialHeadWrapper
 from estimator_lite.model_fn import ModeKeys
+
+if TYPE_CHECKING:
+    from estimator_lite.head.base_head import Head
+    from estimator_lite.run_config import RunConfig
 
 __all__ = ["CELL_TYPES", "RNNClassifier", "RNNEstimator", "USE_DEFAULT"]
 
@@ -369,10 +378,13 @@ def _optimizer_fn(optimizer):
 class RNNEstimator(Estimator):
     """A recurrent network with a user-given head (tf.estimator.experimental)."""
 
-    def __init__(self, head, sequence_feature_columns, context_feature_columns=None,
-                 units=None, cell_type=USE_DEFAULT, rnn_cell_fn=None,
-                 return_sequences=False, model_dir=None, optimizer="Adagrad",
-                 config=None):
+    def __init__(self, head: Head, sequence_feature_columns: Iterable[Any],
+                 context_feature_columns: Iterable[Any] | None = None,
+                 units: Sequence[int] | None = None, cell_type: str | Any = USE_DEFAULT,
+                 rnn_cell_fn: Callable[[], Any] | None = None,
+                 return_sequences: bool = False,
+                 model_dir: str | os.PathLike[str] | None = None,
+                 optimizer: str | Any = "Adagrad", config: RunConfig | None = None) -> None:
         """Checks the arguments (see tf.estimator.experimental.RNNEstimator).
 
         Args:
@@ -428,12 +440,18 @@ class RNNEstimator(Estimator):
 class RNNClassifier(RNNEstimator):
     """A recurrent classifier (tf.estimator.experimental.RNNClassifier)."""
 
-    def __init__(self, sequence_feature_columns, context_feature_columns=None,
-                 units=None, cell_type=USE_DEFAULT, rnn_cell_fn=None,
-                 return_sequences=False, model_dir=None, n_classes=2,
-                 weight_column=None, label_vocabulary=None, optimizer="Adagrad",
-                 loss_reduction="sum_over_batch_size", sequence_mask="sequence_mask",
-                 config=None):
+    def __init__(self, sequence_feature_columns: Iterable[Any],
+                 context_feature_columns: Iterable[Any] | None = None,
+                 units: Sequence[int] | None = None, cell_type: str | Any = USE_DEFAULT,
+                 rnn_cell_fn: Callable[[], Any] | None = None,
+                 return_sequences: bool = False,
+                 model_dir: str | os.PathLike[str] | None = None, n_classes: int = 2,
+                 weight_column: str | Any | None = None,
+                 label_vocabulary: Sequence[str] | None = None,
+                 optimizer: str | Any = "Adagrad",
+                 loss_reduction: str = "sum_over_batch_size",
+                 sequence_mask: str = "sequence_mask",
+                 config: RunConfig | None = None) -> None:
         """Checks the arguments (see tf.estimator.experimental.RNNClassifier).
 
         With `return_sequences` the labels are [batch, time] and the loss and

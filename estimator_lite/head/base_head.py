@@ -5,7 +5,11 @@ with tf.estimator's heads. Subclasses say how labels become a per-example loss,
 what the predictions and export outputs are, and which metrics they report.
 """
 
+from __future__ import annotations
+
 import abc
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from estimator_lite import _keras, optimizers
 from estimator_lite._engine import distribute, mixed_precision
@@ -248,8 +252,10 @@ class Head(abc.ABC):
     it needs no constructor arguments.
     """
 
-    def __init__(self, logits_dimension=None, name=None, weight_column=None,
-                 loss_reduction=reduction.SUM_OVER_BATCH_SIZE, loss_fn=None):
+    def __init__(self, logits_dimension: int | None = None, name: str | None = None,
+                 weight_column: str | Any | None = None,
+                 loss_reduction: str = reduction.SUM_OVER_BATCH_SIZE,
+                 loss_fn: Callable[..., tf.Tensor] | None = None) -> None:
         """Stores the arguments every head shares, checked.
 
         Raises:
@@ -271,7 +277,7 @@ class Head(abc.ABC):
 
 
     @property
-    def weight_column(self):
+    def weight_column(self) -> str | Any | None:
         """The weight column (a key or numeric column), or None."""
         return self._weight_column
 
@@ -292,7 +298,8 @@ class Head(abc.ABC):
         raise NotImplementedError
 
     @abc.abstractmethod
-    def predictions(self, logits, keys=None):
+    def predictions(self, logits: tf.Tensor, keys: str | Iterable[str] | None = None,
+                    ) -> dict[str, tf.Tensor]:
         """Returns a dict of prediction key to Tensor (only `keys` if given)."""
 
     # Shared -----------------------------------------------------------------------
@@ -349,7 +356,9 @@ class Head(abc.ABC):
         weights = self._weights(features, logits)
         return unreduced, 1.0 if weights is None else weights
 
-    def loss(self, labels, logits, features=None, mode=None, regularization_losses=None):
+    def loss(self, labels: Any, logits: tf.Tensor,
+             features: Mapping[str, Any] | None = None, mode: str | None = None,
+             regularization_losses: Iterable[tf.Tensor] | None = None) -> tf.Tensor:
         """Returns the scalar training loss, regularization losses added.
 
         Args:
@@ -368,7 +377,8 @@ class Head(abc.ABC):
             regularization = _regularization_loss(regularization_losses)
             return loss if regularization is None else loss + regularization
 
-    def metrics(self, regularization_losses=None):
+    def metrics(self, regularization_losses: Iterable[tf.Tensor] | None = None,
+                ) -> dict[str, Any]:
         """Returns a dict of metric key to (not yet updated) Metric."""
         builders = [(MetricKeys.LOSS_MEAN, _mean_loss)] + list(self._metric_builders())
         if regularization_losses is not None:
@@ -376,8 +386,10 @@ class Head(abc.ABC):
         return {self._metric_key(key): Metric(self._metric_key(key), fn)
                 for key, fn in builders}
 
-    def update_metrics(self, eval_metrics, features, logits, labels,
-                       regularization_losses=None):
+    def update_metrics(self, eval_metrics: dict[str, Any], features: Mapping[str, Any],
+                       logits: tf.Tensor, labels: Any,
+                       regularization_losses: Iterable[tf.Tensor] | None = None,
+                       ) -> dict[str, Any]:
         """Builds the update ops of this head's metrics in `eval_metrics`.
 
         Returns:
@@ -400,9 +412,13 @@ class Head(abc.ABC):
         """The logits, checked against logits_dimension (MultiHead: per head)."""
         return head_inputs.check_logits(logits, self._logits_dimension)
 
-    def create_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
-                              trainable_variables=None, train_op_fn=None, update_ops=None,
-                              regularization_losses=None):
+    def create_estimator_spec(
+            self, features: Mapping[str, Any], mode: str, logits: tf.Tensor,
+            labels: Any = None, optimizer: Any = None,
+            trainable_variables: Sequence[tf.Variable] | None = None,
+            train_op_fn: Callable[[tf.Tensor], Any] | None = None,
+            update_ops: Iterable[Any] | None = None,
+            regularization_losses: Iterable[tf.Tensor] | None = None) -> EstimatorSpec:
         """Returns the EstimatorSpec for `mode`.
 
         Args:

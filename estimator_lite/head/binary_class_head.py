@@ -1,5 +1,10 @@
 """BinaryClassHead: two classes, one logit, sigmoid cross-entropy."""
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
 from estimator_lite import export as export_lib
 from estimator_lite._tf import tf
 from estimator_lite.head import classes, head_inputs, reduction
@@ -55,10 +60,14 @@ class BinaryClassHead(Head):
     _AUC_SUMMATION = "careful_interpolation"
     # tf.estimator's TF2 head reports accuracy_baseline 0 for an evaluation of no
     # data (its total and count stay 0); its v1 head max(0, 1 - 0) = 1.
-    _BASELINE_OF_NO_DATA = 0.0
+    _BASELINE_OF_NO_DATA: float | None = 0.0
 
-    def __init__(self, weight_column=None, thresholds=None, label_vocabulary=None,
-                 loss_reduction=reduction.SUM_OVER_BATCH_SIZE, loss_fn=None, name=None):
+    def __init__(self, weight_column: str | Any | None = None,
+                 thresholds: Iterable[float] | None = None,
+                 label_vocabulary: Sequence[str] | None = None,
+                 loss_reduction: str = reduction.SUM_OVER_BATCH_SIZE,
+                 loss_fn: Callable[..., tf.Tensor] | None = None,
+                 name: str | None = None) -> None:
         """Checks and stores the arguments.
 
         Args:
@@ -96,7 +105,8 @@ class BinaryClassHead(Head):
     def _builtin_unreduced_loss(self, labels, logits):
         return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
 
-    def predictions(self, logits, keys=None):
+    def predictions(self, logits: tf.Tensor, keys: str | Iterable[str] | None = None,
+                    ) -> dict[str, tf.Tensor]:
         """Returns the predictions dict (only `keys` if given).
 
         Raises:

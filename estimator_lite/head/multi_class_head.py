@@ -1,6 +1,10 @@
 """MultiClassHead: one of n_classes > 2 classes, softmax cross-entropy."""
 
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from estimator_lite._tf import TENSOR_TYPES, tf
 from estimator_lite.head import classes, head_inputs, reduction
@@ -87,8 +91,11 @@ class MultiClassHead(Head):
     # wrong one fails when the graph runs).
     _METRIC_WEIGHTS_BROADCAST = False
 
-    def __init__(self, n_classes, weight_column=None, label_vocabulary=None,
-                 loss_reduction=reduction.SUM_OVER_BATCH_SIZE, loss_fn=None, name=None):
+    def __init__(self, n_classes: int | tf.Tensor, weight_column: str | Any | None = None,
+                 label_vocabulary: Sequence[str] | None = None,
+                 loss_reduction: str = reduction.SUM_OVER_BATCH_SIZE,
+                 loss_fn: Callable[..., tf.Tensor] | None = None,
+                 name: str | None = None) -> None:
         """Checks and stores the arguments.
 
         Args:
@@ -116,7 +123,7 @@ class MultiClassHead(Head):
     n_classes = property(lambda self: self._n_classes, doc="Number of classes.")
 
     @property
-    def logits_dimension(self):
+    def logits_dimension(self) -> int | tf.Tensor:
         """n_classes as given: an int32 Tensor stays that Tensor, as in tf.estimator."""
         return self._n_classes_given
 
@@ -135,7 +142,8 @@ class MultiClassHead(Head):
                                                               logits=logits)
         return tf.expand_dims(loss, -1)
 
-    def predictions(self, logits, keys=None):
+    def predictions(self, logits: tf.Tensor, keys: str | Iterable[str] | None = None,
+                    ) -> dict[str, tf.Tensor]:
         """Returns the predictions dict (only `keys` if given).
 
         Raises:

@@ -1,6 +1,10 @@
 """MultiHead: several named heads on one model, one weighted total loss."""
 
+from __future__ import annotations
+
 import numbers
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from estimator_lite import export as export_lib
 from estimator_lite._pycompat import zip_strict
@@ -55,7 +59,8 @@ class MultiHead(Head):
     first head.
     """
 
-    def __init__(self, heads, head_weights=None):
+    def __init__(self, heads: Sequence[Head], head_weights: Sequence[float] | None = None,
+                 ) -> None:
         """Checks and stores the heads.
 
         Args:
@@ -73,7 +78,7 @@ class MultiHead(Head):
     heads = property(lambda self: self._heads, doc="The heads, in order.")
 
     @property
-    def loss_reduction(self):
+    def loss_reduction(self) -> str:
         """The heads' common loss reduction.
 
         Raises:
@@ -131,13 +136,18 @@ class MultiHead(Head):
             total += tf.add_n([tf.cast(r, tf.float32) for r in regularization_losses])
         return total
 
-    def loss(self, labels, logits, features=None, mode=None, regularization_losses=None):
+    def loss(self, labels: Any, logits: tf.Tensor,
+             features: Mapping[str, Any] | None = None, mode: str | None = None,
+             regularization_losses: Iterable[tf.Tensor] | None = None) -> tf.Tensor:
         """Returns sum(head_weight * head loss) + regularization losses."""
         with tf.name_scope("losses"):
             return self._total_loss(self._head_losses(labels, logits, features, mode),
                                     regularization_losses)
 
-    def predictions(self, logits, keys=None):
+    def predictions(  # type: ignore[override]  # keyed by (head, key), as tf.estimator's
+            self, logits: tf.Tensor | Mapping[str, tf.Tensor],
+            keys: Iterable[tuple[str, str]] | None = None,
+            ) -> dict[tuple[str, str], tf.Tensor]:
         """Returns {(head name, key): Tensor} (only `keys`, such tuples, if given)."""
         logits = self._split_logits(logits)
         every = {}
@@ -165,7 +175,8 @@ class MultiHead(Head):
             {f"{name}/{key}": value for (name, key), value in predictions.items()})
         return outputs
 
-    def metrics(self, regularization_losses=None):
+    def metrics(self, regularization_losses: Iterable[tf.Tensor] | None = None,
+                ) -> dict[str, Any]:
         """'loss/<head>' per head, and the regularization loss if asked for.
 
         As tf.estimator's MultiHead, the heads' own metrics are not here:
@@ -180,8 +191,10 @@ class MultiHead(Head):
             metrics[key] = Metric(key, tf.metrics.mean)
         return metrics
 
-    def update_metrics(self, eval_metrics, features, logits, labels,
-                       regularization_losses=None):
+    def update_metrics(self, eval_metrics: dict[str, Any], features: Mapping[str, Any],
+                       logits: tf.Tensor, labels: Any,
+                       regularization_losses: Iterable[tf.Tensor] | None = None,
+                       ) -> dict[str, Any]:
         """Builds the per-head losses, the regularization loss and every head's
         own metrics, which it adds to `eval_metrics` (as tf.estimator's MultiHead:
         its `metrics()` holds only the losses).

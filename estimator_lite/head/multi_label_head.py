@@ -1,6 +1,10 @@
 """MultiLabelHead: any subset of n_classes classes, per-class sigmoid cross-entropy."""
 
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from estimator_lite._tf import tf
 from estimator_lite.head import classes, head_inputs, reduction
@@ -56,9 +60,13 @@ class MultiLabelHead(Head):
     _LABELS_PER_LOGIT = True
     _SHAPE_BEFORE_VALUES = False
 
-    def __init__(self, n_classes, weight_column=None, thresholds=None,
-                 label_vocabulary=None, loss_reduction=reduction.SUM_OVER_BATCH_SIZE,
-                 loss_fn=None, classes_for_class_based_metrics=None, name=None):
+    def __init__(self, n_classes: int, weight_column: str | Any | None = None,
+                 thresholds: Iterable[float] | None = None,
+                 label_vocabulary: Sequence[str] | None = None,
+                 loss_reduction: str = reduction.SUM_OVER_BATCH_SIZE,
+                 loss_fn: Callable[..., tf.Tensor] | None = None,
+                 classes_for_class_based_metrics: Iterable[int | str] | None = None,
+                 name: str | None = None) -> None:
         """Checks and stores the arguments.
 
         Args:
@@ -130,7 +138,8 @@ class MultiLabelHead(Head):
         """One loss per example (summed over the classes), as tf.estimator."""
         return 1
 
-    def predictions(self, logits, keys=None):
+    def predictions(self, logits: tf.Tensor, keys: str | Iterable[str] | None = None,
+                    ) -> dict[str, tf.Tensor]:
         """Returns the predictions dict (only `keys` if given).
 
         Raises:

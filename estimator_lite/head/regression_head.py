@@ -1,7 +1,11 @@
 """Regression heads: RegressionHead (squared error), PoissonRegressionHead and
 LogisticRegressionHead (regression of values in [0, 1])."""
 
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable
+from typing import Any
 
 from estimator_lite import export as export_lib
 from estimator_lite._tf import tf
@@ -34,9 +38,11 @@ class RegressionHead(Head):
     _PER_LOGIT_WEIGHTS = True
     _LABELS_PER_LOGIT = True
 
-    def __init__(self, label_dimension=1, weight_column=None,
-                 loss_reduction=reduction.SUM_OVER_BATCH_SIZE, loss_fn=None,
-                 inverse_link_fn=None, name=None):
+    def __init__(self, label_dimension: int = 1, weight_column: str | Any | None = None,
+                 loss_reduction: str = reduction.SUM_OVER_BATCH_SIZE,
+                 loss_fn: Callable[..., tf.Tensor] | None = None,
+                 inverse_link_fn: Callable[[tf.Tensor], tf.Tensor] | None = None,
+                 name: str | None = None) -> None:
         """Checks and stores the arguments.
 
         Args:
@@ -72,7 +78,8 @@ class RegressionHead(Head):
     def _builtin_unreduced_loss(self, labels, logits):
         return tf.squared_difference(labels, logits)
 
-    def predictions(self, logits):
+    def predictions(  # type: ignore[override]  # no `keys`, as tf.estimator's
+            self, logits: tf.Tensor) -> dict[str, tf.Tensor]:
         """Returns the predictions dict: 'predictions', and 'logits' with an
         inverse link.
 
@@ -104,9 +111,9 @@ class RegressionHead(Head):
 class PoissonRegressionHead(RegressionHead):
     """Regression of counts: Poisson log-loss on log-rate logits; predicts exp(logits)."""
 
-    def __init__(self, label_dimension=1, weight_column=None,
-                 loss_reduction=reduction.SUM_OVER_BATCH_SIZE, compute_full_loss=True,
-                 name=None):
+    def __init__(self, label_dimension: int = 1, weight_column: str | Any | None = None,
+                 loss_reduction: str = reduction.SUM_OVER_BATCH_SIZE,
+                 compute_full_loss: bool = True, name: str | None = None) -> None:
         """Checks and stores the arguments.
 
         Args:
@@ -133,8 +140,9 @@ class PoissonRegressionHead(RegressionHead):
 class LogisticRegressionHead(RegressionHead):
     """Regression of values in [0, 1]: sigmoid cross-entropy; predicts sigmoid(logits)."""
 
-    def __init__(self, weight_column=None, loss_reduction=reduction.SUM_OVER_BATCH_SIZE,
-                 name=None):
+    def __init__(self, weight_column: str | Any | None = None,
+                 loss_reduction: str = reduction.SUM_OVER_BATCH_SIZE,
+                 name: str | None = None) -> None:
         """Checks and stores the arguments.
 
         Args:

@@ -12,13 +12,16 @@ tf.estimator serves this module at the private path
 `estimator_lite.install_as_tf_estimator()`.
 """
 
+from __future__ import annotations
+
 import abc
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from estimator_lite._tf import tf
 from estimator_lite.head.base_head import Head
 from estimator_lite.head.multi_head import MultiHead
-from estimator_lite.model_fn import ModeKeys
+from estimator_lite.model_fn import EstimatorSpec, ModeKeys
 
 __all__ = ["SequentialHeadWrapper"]
 
@@ -82,7 +85,7 @@ class _SequentialHead(Head):
 
     @property
     @abc.abstractmethod
-    def input_sequence_mask_key(self):
+    def input_sequence_mask_key(self) -> str:
         """Key of the sequence mask in the features dict."""
 
 
@@ -117,8 +120,9 @@ class SequentialHeadWrapper(_SequentialHead):
     the unflattened logits, and the mask is added to its predictions.
     """
 
-    def __init__(self, static_head, sequence_length_mask="sequence_length_mask",
-                 feature_columns=None):
+    def __init__(self, static_head: Head,
+                 sequence_length_mask: str = "sequence_length_mask",
+                 feature_columns: str | Iterable[str] | None = None) -> None:
         """Stores the wrapped head and the names of the features it flattens.
 
         Args:
@@ -148,28 +152,28 @@ class SequentialHeadWrapper(_SequentialHead):
         self._feature_columns = columns
 
     @property
-    def input_sequence_mask_key(self):
+    def input_sequence_mask_key(self) -> str:
         """Key of the sequence mask in features."""
         return self._sequence_length_mask
 
     @property
-    def static_head(self):
+    def static_head(self) -> Head:
         """The wrapped head."""
         return self._static_head
 
     @property
-    def name(self):
+    def name(self) -> str | None:
         """The wrapped head's name suffixed with '_sequential' (None if unnamed)."""
         static_name = self._static_head.name
         return f"{static_name}_sequential" if static_name else None
 
     @property
-    def logits_dimension(self):
+    def logits_dimension(self) -> int:
         """The wrapped head's logits dimension."""
         return self._static_head.logits_dimension
 
     @property
-    def loss_reduction(self):
+    def loss_reduction(self) -> str:
         """The wrapped head's loss reduction."""
         return self._static_head.loss_reduction
 
@@ -208,7 +212,9 @@ class SequentialHeadWrapper(_SequentialHead):
                                                         mask, steps)
             return flat_labels, flat_logits, flat_features
 
-    def loss(self, logits, labels, features=None, mode=None, regularization_losses=None):
+    def loss(self, logits: tf.Tensor, labels: Any,  # type: ignore[override]  # see below
+             features: Mapping[str, Any] | None = None, mode: str | None = None,
+             regularization_losses: Iterable[tf.Tensor] | None = None) -> tf.Tensor:
         """The wrapped head's loss over the masked steps.
 
         Note the argument order: logits first, as tf.estimator's wrapper (the
@@ -220,7 +226,8 @@ class SequentialHeadWrapper(_SequentialHead):
             logits=flat_logits, labels=flat_labels, features=flat_features, mode=mode,
             regularization_losses=regularization_losses)
 
-    def predictions(self, logits, keys=None):
+    def predictions(self, logits: tf.Tensor, keys: str | Iterable[str] | None = None,
+                    ) -> dict[str, tf.Tensor]:
         """The wrapped head's predictions (only `keys` if given).
 
         `keys` is passed on only when given: a regression head's `predictions`
@@ -231,12 +238,15 @@ class SequentialHeadWrapper(_SequentialHead):
             return self._static_head.predictions(logits)
         return self._static_head.predictions(logits, keys=keys)
 
-    def metrics(self, regularization_losses=None):
+    def metrics(self, regularization_losses: Iterable[tf.Tensor] | None = None,
+                ) -> dict[str, Any]:
         """The wrapped head's metrics."""
         return self._static_head.metrics(regularization_losses)
 
-    def update_metrics(self, eval_metrics, features, logits, labels,
-                       regularization_losses=None):
+    def update_metrics(self, eval_metrics: dict[str, Any], features: Mapping[str, Any],
+                       logits: tf.Tensor, labels: Any,
+                       regularization_losses: Iterable[tf.Tensor] | None = None,
+                       ) -> dict[str, Any]:
         """Updates the wrapped head's metrics with the masked steps."""
         flat_labels, flat_logits, flat_features = self._flatten(labels, logits,
                                                                 features)
@@ -244,9 +254,13 @@ class SequentialHeadWrapper(_SequentialHead):
             eval_metrics=eval_metrics, features=flat_features, logits=flat_logits,
             labels=flat_labels, regularization_losses=regularization_losses)
 
-    def create_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
-                              trainable_variables=None, train_op_fn=None, update_ops=None,
-                              regularization_losses=None):
+    def create_estimator_spec(
+            self, features: Mapping[str, Any], mode: str, logits: tf.Tensor,
+            labels: Any = None, optimizer: Any = None,
+            trainable_variables: Sequence[tf.Variable] | None = None,
+            train_op_fn: Callable[[tf.Tensor], Any] | None = None,
+            update_ops: Iterable[Any] | None = None,
+            regularization_losses: Iterable[tf.Tensor] | None = None) -> EstimatorSpec:
         """The wrapped head's spec on the masked steps; PREDICT adds the mask."""
         if mode == ModeKeys.PREDICT:
             spec = self._static_head.create_estimator_spec(features=features, mode=mode,
