@@ -5,6 +5,9 @@
 
 Starts a chief, the workers, the ps tasks and optionally an evaluator on free
 127.0.0.1 ports, each with its own TF_CONFIG (and `model_dir` in it when given).
+By default (``--network auto``) the roles run in a private network namespace
+where the OS allows it, so no other host reaches their unauthenticated gRPC
+ports (estimator_lite._engine.private_network); one line says which it is.
 Every output line is prefixed with its role (``[chief]``, ``[worker:0]``, ...).
 Exits non-zero if any role fails; stops every process on Ctrl-C or when one fails;
 after the chief and workers finish, waits for the ps tasks and the evaluator to
@@ -22,7 +25,7 @@ import threading
 import time
 
 from estimator_lite._engine import local_cluster as cluster_lib
-from estimator_lite._engine import roles
+from estimator_lite._engine import private_network, roles
 
 __all__ = ["main", "Role", "plan_roles"]
 
@@ -80,6 +83,12 @@ def _parse(argv):
                         help="stop everything and fail after this long")
     parser.add_argument("--shutdown-timeout-secs", type=float, default=300,
                         help="after training, how long ps/evaluator may take to exit")
+    parser.add_argument("--network", choices=private_network.MODES, default="auto",
+                        help="private: the roles run in their own network namespace "
+                             "(Linux), unreachable from other hosts; host: they share "
+                             "this machine's network; auto (default): private where "
+                             "the OS allows it, unless --model-dir or an argument of "
+                             "the command is a URL (gs://...)")
     args = parser.parse_args(argv[:split])
     command = argv[split + 1:]
     if not command:
@@ -176,10 +185,19 @@ def main(argv=None):
         print(f"estimator-lite-launch: command not found: {command[0]!r} (the command "
               "after '--' must be an executable on PATH, e.g. python)", file=sys.stderr)
         return 127
+    try:
+        network, network_line = private_network.open_network(
+            args.network, args.model_dir, command)
+    except RuntimeError as e:
+        print(f"estimator-lite-launch: {e}", file=sys.stderr)
+        return 1
     cluster = cluster_lib.local_cluster_spec(num_ps=args.ps, num_workers=args.workers)
     roles = plan_roles(args.ps, args.workers, args.evaluator)
     printer = _Printer(sys.stdout)
+    printer.line("launch", network_line)
     printer.line("launch", f"cluster {cluster}")
+    if network is not None:
+        command = network.wrap(command)
     try:
         for role in roles:
             _start(role, command, cluster, args.model_dir, printer)
@@ -188,6 +206,9 @@ def main(argv=None):
         printer.line("launch", "interrupted; stopping all")
         _stop(roles, printer)
         code = 130
+    finally:
+        if network is not None:
+            network.close()
     for role in roles:
         if role.pump is not None:
             role.pump.join(timeout=5)

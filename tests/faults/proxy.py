@@ -204,8 +204,9 @@ class Link:
                 for writer in connection.writers:
                     writer.transport.abort()
         except asyncio.CancelledError:
+            # The proxy is closing. Not re-raised: asyncio's server callback
+            # would log a cancelled connection task as an error.
             client_writer.transport.abort()
-            raise
 
     async def _pipe(self, reader, writer, connection):
         """Forwards one direction: read, delay, pace, write; ends on EOF or error."""
