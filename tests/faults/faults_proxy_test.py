@@ -8,8 +8,10 @@ traffic between chosen roles while the job runs: no root, no ``sch_netem``
 
 - latency (50-200 ms each way) on every link: training is slower, and every
   checkpoint and the export hold the same values as a run without it;
-- every connection reset every few seconds: the job finishes, every listed
-  checkpoint restores;
+- every connection reset every few seconds: the ps job finishes (its sessions
+  recover), every listed checkpoint restores; the collective job ends (a reset
+  aborts collectives, which TensorFlow cannot resume in a process) and finishes
+  once the group is restarted;
 - a black hole on a worker's links shorter than the bound (the ps job's
   ``operation_timeout_in_ms``, the collective job's
   ``experimental_collective_timeout_secs``): the steps wait and the job
@@ -312,14 +314,30 @@ def test_latency_on_collective_links_same_checkpoints(make_proxied_cluster):
 
 
 def test_connection_resets_on_collective_links(make_proxied_cluster):
+    # A reset connection aborts the collectives, which TensorFlow cannot resume in
+    # the process: every worker ends (exit 1, the clear message), and the job
+    # finishes once the orchestrator restarts the group after the resets stop.
     cluster = _collective_cluster(make_proxied_cluster)
     start = _mid_training(cluster, _TRAINERS, step=50)
     for link in cluster.proxy.links:
         link.set(reset_every_secs=RESET_EVERY_SECS)
-    restarts, lost = _restart_until_done(cluster, start + END_SECS)
-    row = _record(f"collective: every connection reset every {RESET_EVERY_SECS} s",
-                  cluster, _TRAINERS, start, _TRAINERS, restarts, lost)
-    assert row["resets"] > 0, "no connection was open to reset"
+    codes = _wait_roles(cluster, _TRAINERS, start + COLLECTIVE_TIMEOUT_SECS + 60)
+    ended = round(time.monotonic() - start, 1)
+    print(f"both workers ended {ended} s after the resets began: {codes}")
+    assert codes == {"worker0": 1, "worker1": 1}, codes
+    for label in _TRAINERS:
+        log = cluster.log_text(label)
+        assert LOST_MESSAGE in log and "Newest checkpoint: " in log, log[-3000:]
+    resets = sum(link.connections_reset for link in cluster.proxy.links)
+    for link in cluster.proxy.links:
+        link.set(reset_every_secs=0)
+    lost = _lost_at_restart(cluster)
+    cluster.start_all(_TRAINERS)
+    restarts, more_lost = _restart_until_done(cluster, start + END_SECS)
+    _record(f"collective: every connection reset every {RESET_EVERY_SECS} s until "
+            "the workers ended, then the group restarted", cluster, _TRAINERS, start,
+            _TRAINERS, 1 + restarts, {"group": lost + more_lost})
+    assert resets > 0, "no connection was open to reset"
     _assert_collective_finished(cluster, 300)
 
 
