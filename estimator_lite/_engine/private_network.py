@@ -22,7 +22,6 @@ starts the holder and returns the one line the launcher prints.
 
 import ctypes
 import errno
-import fcntl
 import os
 import socket
 import struct
@@ -188,6 +187,7 @@ def _unshare_network():
 
 def _bring_up_loopback():
     """A new network namespace's `lo` is down: 127.0.0.1 needs it up."""
+    import fcntl  # noqa: PLC0415 - POSIX only; launch imports this module everywhere
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         request = struct.pack(_IFREQ, b"lo", 0)
         flags = struct.unpack(_IFREQ, fcntl.ioctl(sock, _SIOCGIFFLAGS, request))[1]
