@@ -4,8 +4,9 @@ scenarios, for docs/reliability.md's "A bad network" table. Not a test file.
 The same jobs as faults_proxy_test.py (job.py through netns_job.py for the ps
 cluster, collective_job.py for the MultiWorkerMirroredStrategy one), the same
 faults, then `--window` seconds of watching, nothing restarted: every process's
-exit code (None: still running) and when it ended, the trainers' session
-recreations, whether the newest checkpoint restores. tf.estimator needs
+exit code (None: still running) and when it ended, the last error line of each
+process that failed, the trainers' session recreations, whether the newest
+checkpoint restores. The logs stay under ``--work-dir``. tf.estimator needs
 ESTIMATOR_LITE_TF215_PYTHON:
 
     python -m tests.faults.proxy_record --backend tf_estimator --window 90
@@ -27,9 +28,23 @@ SCENARIOS = ("ps_resets", "ps_short_hole", "ps_long_hole", "collective_resets",
              "collective_short_hole", "collective_long_hole")
 _RESET_EVERY_SECS = 3
 _SHORT_HOLE_SECS = 3
+# estimator_lite's and tf.estimator's words for a session recreated after an error.
+_RECREATION_WORDS = ("recreat", "a new session will be created")
 
 
-def _cluster(scenario, backend, work_dir):
+def _recreations(text):
+    return sum(any(w in line.lower() for w in _RECREATION_WORDS)
+               for line in text.splitlines())
+
+
+def _last_error(text):
+    """The last line naming an error, or None."""
+    lines = [line for line in text.splitlines()
+             if "Error" in line and not line.startswith(("I0000", "W0000", " "))]
+    return lines[-1][:300] if lines else None
+
+
+def _cluster(scenario, backend, work_dir, collective_steps=300):
     oracle = backend == "tf_estimator"
     python = os.environ["ESTIMATOR_LITE_TF215_PYTHON"] if oracle else sys.executable
     if scenario.startswith("ps"):
@@ -38,16 +53,17 @@ def _cluster(scenario, backend, work_dir):
                                          "--operation-timeout-ms", "8000"],
                               program=os.path.join(_HERE, "netns_job.py"),
                               python=python, env=env)
-    return ProxiedCluster(work_dir, ["--max-steps", "300", "--save-steps", "50",
+    return ProxiedCluster(work_dir, ["--max-steps", str(collective_steps),
+                                     "--save-steps", "50",
                                      "--step-sleep-ms", "20"],
                           num_workers=2, num_ps=0, chief=False,
                           program=os.path.join(_HERE, "collective_job.py"),
                           python=python, env={"FAULTS_ESTIMATOR": backend})
 
 
-def run(scenario, backend, window_secs, work_dir):
+def run(scenario, backend, window_secs, work_dir, collective_steps=300):
     """Runs one scenario; returns what every process did."""
-    cluster = _cluster(scenario, backend, work_dir)
+    cluster = _cluster(scenario, backend, work_dir, collective_steps)
     collective = scenario.startswith("collective")
     labels = ["worker0", "worker1"] if collective else cluster.labels()
     trainers = ["worker0", "worker1"] if collective else ["chief0", "worker0"]
@@ -75,9 +91,10 @@ def run(scenario, backend, window_secs, work_dir):
             "exit": {label: ended.get(label, (None, None))[0] for label in labels},
             "secs_after_fault": {label: ended.get(label, (None, None))[1]
                                  for label in labels},
-            "session_recreations": {label: sum(
-                "recreat" in line.lower() for line in cluster.log_text(label).splitlines())
-                for label in trainers},
+            "session_recreations": {label: _recreations(cluster.log_text(label))
+                                    for label in trainers},
+            "errors": {label: _last_error(cluster.log_text(label)) for label in labels
+                       if ended.get(label, (0,))[0]},
             "steps_lost": {label: cluster.steps_lost(label) for label in trainers},
             "newest_checkpoint": paths[-1] if paths else None,
             "restores": bool(paths) and restores(paths[-1])[0],
@@ -92,12 +109,17 @@ def main():
     parser.add_argument("--backend", choices=("lite", "tf_estimator"), required=True)
     parser.add_argument("--window", type=float, default=90)
     parser.add_argument("--scenarios", nargs="*", default=SCENARIOS)
+    parser.add_argument("--work-dir", default=None, help="kept; default: a new temp dir")
+    parser.add_argument("--collective-steps", type=int, default=300,
+                        help="max_steps of the collective job (more: more resets land)")
     args = parser.parse_args()
+    base = args.work_dir or tempfile.mkdtemp(prefix="proxy_record_")
     for scenario in args.scenarios:
-        with tempfile.TemporaryDirectory() as work_dir:
-            result = run(scenario, args.backend, args.window, work_dir)
-        print(json.dumps({"backend": args.backend, "scenario": scenario, **result}),
-              flush=True)
+        work_dir = os.path.join(base, f"{args.backend}-{scenario}")
+        result = run(scenario, args.backend, args.window, work_dir,
+                     args.collective_steps)
+        print(json.dumps({"backend": args.backend, "scenario": scenario,
+                          "work_dir": work_dir, **result}), flush=True)
 
 
 if __name__ == "__main__":
