@@ -253,13 +253,14 @@ class Link:
                 # Each chunk leaves only when the cap allows its bytes.
                 now = time.monotonic()
                 next_free = max(next_free, now) + len(data) / rate
+            # Counted when handed on (a reader may see the bytes before drain ends).
+            self.bytes_forwarded += len(data)
             try:
                 writer.write(data)
                 await writer.drain()
             except OSError:
                 connection.reset()
                 return
-            self.bytes_forwarded += len(data)
             if rate:
                 wait = next_free - time.monotonic()
                 if wait > 0:
