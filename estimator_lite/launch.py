@@ -10,6 +10,10 @@ optionally an evaluator on free 127.0.0.1 ports, each with its own TF_CONFIG (an
 `model_dir` in it when given). Every output line is prefixed with its role
 (``[chief]``, ``[worker:0]``, ...).
 
+By default (``--network auto``) the roles run in a private network namespace where
+the OS allows it, so no other host reaches their unauthenticated gRPC ports
+(estimator_lite._engine.private_network); one line says which it is.
+
 A role that exits non-zero is restarted under the restart policy
 (`--max-restarts N`, as torchrun's: N restarts in the whole job; see
 `estimator_lite._engine.restart_policy`); a job without ps tasks is collective and
@@ -36,7 +40,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from estimator_lite._engine import local_cluster as cluster_lib
-from estimator_lite._engine import restart_policy, roles
+from estimator_lite._engine import private_network, restart_policy, roles
 
 __all__ = ["main", "Role", "plan_roles"]
 
@@ -107,6 +111,12 @@ def _parse(argv):
                         help="restart roles that exit non-zero, at most this many "
                              "times in the whole job (a job without ps restarts its "
                              "whole worker group together); 0: a failure ends the job")
+    parser.add_argument("--network", choices=private_network.MODES, default="auto",
+                        help="private: the roles run in their own network namespace "
+                             "(Linux), unreachable from other hosts; host: they share "
+                             "this machine's network; auto (default): private where "
+                             "the OS allows it, unless --model-dir or an argument of "
+                             "the command is a URL (gs://...)")
     args = parser.parse_args(argv[:split])
     command = argv[split + 1:]
     if not command:
@@ -226,6 +236,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"estimator-lite-launch: command not found: {command[0]!r} (the command "
               "after '--' must be an executable on PATH, e.g. python)", file=sys.stderr)
         return 127
+    try:
+        network, network_line = private_network.open_network(
+            args.network, args.model_dir, command)
+    except RuntimeError as e:
+        print(f"estimator-lite-launch: {e}", file=sys.stderr)
+        return 1
     # A collective job's evaluator is listed in the cluster, as in TF's multi-worker
     # tutorial: MultiWorkerMirroredStrategy() fails in an evaluator task without it.
     cluster = cluster_lib.local_cluster_spec(num_ps=args.ps, num_workers=args.workers,
@@ -237,8 +253,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     group = trainers if not args.ps and len(trainers) > 1 else ()
     policy = restart_policy.RestartPolicy(args.max_restarts, group)
     printer = _Printer(sys.stdout)
+    printer.line("launch", network_line)
     printer.line("launch", f"cluster {cluster}")
     printer.line("launch", policy.describe())
+    if network is not None:
+        # Restarted roles run the same wrapped command: in the same namespace.
+        command = network.wrap(command)
 
     def start_fn(role):
         _start(role, command, cluster, args.model_dir, printer)
@@ -251,6 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         printer.line("launch", "interrupted; stopping all")
         _stop(roles, printer)
         code = 130
+    finally:
+        if network is not None:
+            network.close()
     for role in roles:
         for pump in role.pumps:
             pump.join(timeout=5)

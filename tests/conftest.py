@@ -50,6 +50,8 @@ NOT_CORE = {
     "tests/distribute/": "multi-process strategy clusters",
     "tests/faults/": "multi-process fault injection",
     "tests/launch_test.py": "multi-process launcher clusters",
+    "tests/launch_network_test.py": "the launcher's network namespaces (another "
+                                    "host's needs root); not TF-version dependent",
     "tests/kubernetes_manifest_test.py": "multi-process cluster from a manifest",
     "tests/examples_test.py": "runs the examples' clusters; README's example runs "
                               "on its own in .ci/matrix",

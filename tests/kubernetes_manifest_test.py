@@ -69,7 +69,7 @@ def _operator_tf_config(job, replicas, replica_type, index):
 
 def test_manifest_has_the_tfjob_and_a_read_write_many_claim():
     documents = _documents()
-    assert set(documents) == {"TFJob", "PersistentVolumeClaim"}
+    assert set(documents) == {"TFJob", "PersistentVolumeClaim", "NetworkPolicy"}
     assert documents["TFJob"]["apiVersion"] == "kubeflow.org/v1"
     assert documents["PersistentVolumeClaim"]["spec"]["accessModes"] == ["ReadWriteMany"]
     assert set(_replicas()) == REPLICA_TYPES
@@ -196,3 +196,25 @@ def test_collective_manifest_is_the_launchers_worker_only_job_restarting_on_fail
             if rtype == "Worker":
                 assert config.num_ps_replicas == 0
                 assert config.num_worker_replicas == replicas["Worker"]["replicas"]
+
+
+# The label the Training Operator puts on every pod of a job, valued the job's name.
+JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+
+
+def test_network_policy_admits_only_the_jobs_own_pods():
+    # TensorFlow's gRPC server is unauthenticated: the trust boundary is the network.
+    policy = _documents()["NetworkPolicy"]
+    assert policy["apiVersion"] == "networking.k8s.io/v1"
+    own_pods = {"matchLabels": {JOB_NAME_LABEL: _tfjob()["metadata"]["name"]}}
+    spec = policy["spec"]
+    assert spec["podSelector"] == own_pods  # every replica type of this job
+    # Ingress only: the roles still reach a gs:// model_dir and DNS.
+    assert spec["policyTypes"] == ["Ingress"]
+    (rule,) = spec["ingress"]
+    # From the job's own pods alone: no namespaceSelector, no ipBlock.
+    assert rule["from"] == [{"podSelector": own_pods}]
+    ports = {port["containerPort"] for spec in _replicas().values()
+             for port in _container(spec).get("ports", [])}
+    assert ports == {TF_PORT}
+    assert rule["ports"] == [{"protocol": "TCP", "port": TF_PORT}]

@@ -133,7 +133,8 @@ class Cluster:
         if role.process is not None and role.process.poll() is None:
             raise AssertionError(f"{label} is still running (pid {role.process.pid})")
         env = dict(os.environ, PYTHONPATH=_ROOT, TF_CPP_MIN_LOG_LEVEL="1",
-                   TF_CONFIG=tf_config(self.spec, role.task_type, role.index),
+                   TF_CONFIG=tf_config(self.spec_for(label), role.task_type,
+                                       role.index),
                    **self.env)
         # Operators tune how long roles wait for stragglers; 15 s instead of 60 s
         # keeps the missing-worker and late-role scenarios short.
@@ -147,6 +148,12 @@ class Cluster:
                                                cwd=self.work_dir))
         role.logs.append(log_path)
         return role.process
+
+    def spec_for(self, label):
+        """The cluster spec in role `label`'s TF_CONFIG (the same for every role
+        here; proxied.py gives each role its own addresses of its peers)."""
+        del label
+        return self.spec
 
     def start_all(self, labels=None):
         """Starts the given roles (default: every role), ps first."""
