@@ -30,7 +30,8 @@ def select_predictions(predictions, predict_keys):
     if missing:
         raise ValueError(f"predict_keys {missing} are not among the predictions "
                          f"{sorted(predictions)}")
-    return {k: predictions[k] for k in keys}
+    # In the model_fn's order, as tf.estimator filters them, not predict_keys'.
+    return {k: v for k, v in predictions.items() if k in keys}
 
 
 def run_predictions(*, predictions, scaffold, hooks, checkpoint_path, session_config,
