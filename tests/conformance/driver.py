@@ -28,7 +28,9 @@ numpy 1's `bool_`); classes defined in TensorFlow are `tf.<qualname>` (their
 modules move between versions: ops.Tensor became tensor.Tensor, protobuf message
 modules too) and every tensor class (SymbolicTensor, EagerTensor) is `tf.Tensor`;
 classes defined in tensorflow_estimator or estimator_lite are
-`estimator.<qualname>` (and keras/tf_keras ones `keras.<qualname>`).
+`estimator.<qualname>` (and keras/tf_keras ones `keras.<qualname>`). Scenarios
+read protobuf maps (a SavedModel's signatures) sorted: their order is not defined
+and differs between protobuf versions reading the same file.
 """
 
 import glob
