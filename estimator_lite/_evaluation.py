@@ -217,7 +217,10 @@ class _Evaluator:
         return self.last_export_results
 
     def _export(self, result, is_final):
-        is_final = is_final and not self._final_export_done
+        # Not `is_final and not done`: that would turn the numpy.bool_ of
+        # `global_step >= max_steps`, which tf.estimator passes, into a bool.
+        if self._final_export_done:
+            is_final = False
         export_results = []
         for exporter in self._eval_spec.exporters:
             export_path = model_dir_lib.export_dir(_model_dir_str(self._estimator),

@@ -157,7 +157,10 @@ def _run_eval_loop(session, hooks, update_op, steps, total):
     done = 0
     while steps is None or done < steps:
         try:
-            _, stop = run_with_hooks(session, hooks, update_op, fast_fn=run_update)
+            # Hooks see a list of fetches, as tf.estimator's (which also holds
+            # its eval-step counter: not built here).
+            _, stop = run_with_hooks(session, hooks, update_op,
+                                     original_fetches=[update_op], fast_fn=run_update)
         except tf.errors.OutOfRangeError:
             break
         done += 1

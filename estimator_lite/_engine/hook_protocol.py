@@ -99,6 +99,11 @@ def run_with_hooks(session, hooks, fetches, original_fetches=None, fast_fn=None,
         results, hook_results = out["main"], out["hooks"]
     if before_after_run_fn is not None:
         before_after_run_fn(results)
+    # tf.estimator's hooks always get RunOptions and RunMetadata protos (empty when
+    # no hook asked for options); a run without options fills no metadata, so
+    # fresh ones are what it would have given.
+    options = tf.RunOptions() if options is None else options
+    metadata = tf.RunMetadata() if metadata is None else metadata
     for i, hook in enumerate(hooks):
         hook.after_run(context, tf.train.SessionRunValues(
             results=hook_results.get(i), options=options, run_metadata=metadata))

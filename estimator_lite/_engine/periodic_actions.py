@@ -20,6 +20,8 @@ import datetime
 import os
 import time
 
+import numpy as np
+
 from estimator_lite._engine import model_dir
 from estimator_lite._engine.atomic_file import write_atomic
 from estimator_lite._engine.event_files import new_summary_writer, scalar_summary
@@ -218,7 +220,7 @@ class CheckpointSaver:
         if policy.save_graph_def and not self._graph_written:
             self._write_graph(session.graph)
         for listener in policy.listeners:
-            listener.before_save(session, step)
+            listener.before_save(session, _step_value(step))
         prefix = model_dir.checkpoint_prefix(policy.checkpoint_dir)
         try:
             path = self._save_with_meta_graph(session, saver, prefix, step)
@@ -237,7 +239,7 @@ class CheckpointSaver:
         self._timer.mark(step)
         stop = False
         for listener in policy.listeners:
-            if listener.after_save(session, step):
+            if listener.after_save(session, _step_value(step)):
                 logging.info("A CheckpointSaverListener requested to stop training.")
                 stop = True
         return stop
@@ -284,7 +286,13 @@ class CheckpointSaver:
         """Calls every listener's end() once training is over."""
         if self.enabled:
             for listener in self._listeners():
-                listener.end(session, step)
+                listener.end(session, _step_value(step))
+
+
+def _step_value(step):
+    """The global step as listeners get it: tf.estimator's CheckpointSaverHook
+    reads it with session.run, so a numpy.int64 (code may call `.item()` on it)."""
+    return np.int64(step)
 
 
 def _collections(graph):

@@ -195,6 +195,9 @@ class TrainSession:
         self._graph = tf.get_default_graph()
         self._global_step = global_step
         self._train_op = train_op
+        # What hooks see as the run's fetches (run_context.original_args.fetches):
+        # tf.estimator runs [train_op, loss].
+        self._hook_fetches = [train_op, loss]
         self._loop = loop
         if loop is not None:
             hooks = [step_loop.LoopHook(h, loop) for h in hooks]
@@ -406,7 +409,7 @@ class TrainSession:
         if fast_fn is False:
             fast_fn = self._run_step_only
         results, stop = run_with_hooks(
-            self._session, self._hooks, fetches, original_fetches=self._train_op,
+            self._session, self._hooks, fetches, original_fetches=self._hook_fetches,
             fast_fn=None if extra else fast_fn, feed_dict=feed_dict,
             before_after_run_fn=lambda r: self._after_step(r["step"], r["extra"]))
         if stop:

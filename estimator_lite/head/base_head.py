@@ -50,8 +50,9 @@ def check_prediction_keys(keys, valid_keys):
     """Checks `keys` (None, one key or a list of keys) against `valid_keys`.
 
     Returns:
-      The list of requested keys: all valid keys for None or an empty list (as
-      tf.estimator's heads: no keys asked for means every prediction).
+      The list of requested keys in `valid_keys`' order: all valid keys for None
+      or an empty list (as tf.estimator's heads: no keys asked for means every
+      prediction).
 
     Raises:
       ValueError: a key is not valid.
@@ -64,7 +65,9 @@ def check_prediction_keys(keys, valid_keys):
         raise ValueError(f"Prediction key must be in PredictionKeys, given: "
                          f"{unknown[0]}. Valid prediction keys of this head: "
                          f"{list(valid_keys)}")
-    return keys
+    # In the head's order, not the caller's: tf.estimator's heads filter their
+    # predictions dict by the keys.
+    return [k for k in valid_keys if k in keys]
 
 
 def _train_variables(trainable_variables):

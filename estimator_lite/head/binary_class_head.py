@@ -135,8 +135,11 @@ class BinaryClassHead(Head):
         outputs = classification_export_outputs(
             predictions, PredictionKeys.PROBABILITIES, classes.all_class_names(
                 2, self._label_vocabulary, predictions[PredictionKeys.LOGITS]))
+        # tf.estimator's order: serving_default, classification, regression, predict.
+        predict = outputs.pop(SignatureKeys.PREDICT)
         outputs[SignatureKeys.REGRESSION] = export_lib.RegressionOutput(
             predictions[PredictionKeys.LOGISTIC])
+        outputs[SignatureKeys.PREDICT] = predict
         return outputs
 
     def _metric_builders(self):

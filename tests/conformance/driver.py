@@ -2,7 +2,7 @@
 
     python tests/conformance/driver.py lite [NAME_OR_PREFIX ...]    # estimator_lite
     python tests/conformance/driver.py oracle [NAME_OR_PREFIX ...]  # tf.estimator 2.15
-    python tests/conformance/driver.py --record   # regenerate the oracle's answers
+    python tests/conformance/driver.py --record [NAME_OR_PREFIX ...]  # the oracle's answers
     python tests/conformance/driver.py --check    # the recorded answers are the oracle's
     python tests/conformance/driver.py lite --mode k4 [...]  # in a speed mode (MODES)
 
@@ -11,6 +11,26 @@
 `--check` runs it and exits 1 when a recorded answer is no longer the oracle's (CI
 runs it before the suite: `.ci/run`). The last line `oracle`/`lite` print is the
 JSON {scenario name: observation}.
+
+Observations are typed (tests/conformance/typed.py), so a `numpy.float32` where
+tf.estimator gives a `float`, a list for a tuple, str for bytes or another key order
+is a difference:
+- None, bool, str, int, float (finite) and list are JSON's own values and mean
+  exactly those builtin types; a plain str-keyed dict is a JSON object, with
+  `"__keys__"` (its key order) when its keys are not sorted;
+- any other value is {"__type__": name, ...}: "value" (scalars; bytes decoded),
+  "items" (tuples, namedtuples, sets sorted, other dicts as [key, value] pairs),
+  "dtype" and "shape" (numpy arrays and scalars).
+A type's name is `module.qualname` (`builtins.tuple`, `numpy.float32`), with three
+normalisations, each for a name that varies with a library's internals and not
+with anything a user can observe: numpy types take numpy 2's names (`numpy.bool`,
+numpy 1's `bool_`); classes defined in TensorFlow are `tf.<qualname>` (their
+modules move between versions: ops.Tensor became tensor.Tensor, protobuf message
+modules too) and every tensor class (SymbolicTensor, EagerTensor) is `tf.Tensor`;
+classes defined in tensorflow_estimator or estimator_lite are
+`estimator.<qualname>` (and keras/tf_keras ones `keras.<qualname>`). Scenarios
+read protobuf maps (a SavedModel's signatures) sorted: their order is not defined
+and differs between protobuf versions reading the same file.
 """
 
 import glob
@@ -107,20 +127,25 @@ def run(flavor, patterns=()):
     return results
 
 
-def oracle_answers():
-    """Runs every scenario on the oracle interpreter; returns its answers."""
+def oracle_answers(patterns=()):
+    """Runs the selected scenarios (all without `patterns`) on the oracle
+    interpreter; returns its answers."""
     python = os.environ.get("ESTIMATOR_LITE_TF215_PYTHON")
     if not python:
         sys.exit("needs ESTIMATOR_LITE_TF215_PYTHON (see tests/oracle/__init__.py)")
-    out = subprocess.run([python, os.path.abspath(__file__), "oracle"],
+    out = subprocess.run([python, os.path.abspath(__file__), "oracle", *patterns],
                          capture_output=True, text=True, check=True,
                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def record():
-    """Runs every scenario on the oracle and writes RECORDED."""
-    answers = oracle_answers()
+def record(patterns=()):
+    """Runs the selected scenarios (all without `patterns`) on the oracle and
+    writes their answers to RECORDED (keeping the others' with `patterns`)."""
+    answers = oracle_answers(patterns)
+    if patterns:
+        with open(RECORDED, encoding="utf-8") as f:
+            answers = {**json.load(f), **answers}
     with open(RECORDED, "w", encoding="utf-8") as f:
         json.dump(answers, f, indent=1, sort_keys=True)
         f.write("\n")
@@ -148,7 +173,7 @@ def check():
 
 def main(argv):
     if argv[:1] == ["--record"]:
-        record()
+        record(argv[1:])
         return
     if argv[:1] == ["--check"]:
         load_scenarios()

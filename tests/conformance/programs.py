@@ -80,7 +80,9 @@ def signature_summary(env, export_dir):
         model.ParseFromString(f.read())
     summary = {}
     for meta in model.meta_graphs:
-        for key, sig in meta.signature_def.items():
+        # Sorted: a protobuf map has no defined order (it differs between
+        # protobuf versions reading the same file).
+        for key, sig in sorted(meta.signature_def.items()):
             summary[key] = [
                 sig.method_name,
                 {k: [env.tf.as_dtype(v.dtype).name, _shape(v.tensor_shape), v.name]

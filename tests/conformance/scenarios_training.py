@@ -278,11 +278,15 @@ def _export_results(model_dir, results):
     out = []
     for result in results:
         path = result.decode() if isinstance(result, bytes) else result
-        # An export path under model_dir, relative to it; anything else (what a
-        # custom exporter returns) as it is.
-        out.append(_normalise(os.path.relpath(path, model_dir))
-                   if isinstance(path, str) and os.path.isabs(path) else path)
-    return out
+        # An export path under model_dir, relative to it, in the type the exporter
+        # returned it (bytes or str); anything else (what a custom exporter
+        # returns) as it is.
+        if isinstance(path, str) and os.path.isabs(path):
+            path = _normalise(os.path.relpath(path, model_dir))
+            out.append(path.encode() if isinstance(result, bytes) else path)
+        else:
+            out.append(result)
+    return type(results)(out) if isinstance(results, (list, tuple)) else out
 
 
 def _train_and_evaluate(env, model_fn=None, config=None, train=None, evaluate=None,
