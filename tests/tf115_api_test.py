@@ -108,9 +108,18 @@ def _core_test_files():
     return files
 
 
+def _defers_annotations(tree):
+    """Whether the module has `from __future__ import annotations` (PEP 563, in
+    Python 3.7): its annotations are strings, never evaluated at run time."""
+    return any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
+               and any(alias.name == "annotations" for alias in node.names)
+               for node in tree.body)
+
+
 def _python38_constructs(tree):
     """Calls and annotations Python 3.7 cannot run, as 'line: what' strings."""
     found = []
+    deferred = _defers_annotations(tree)
     for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == "zip"
@@ -121,7 +130,7 @@ def _python38_constructs(tree):
             annotation = node.annotation
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             annotation = node.returns
-        if annotation is not None:
+        if annotation is not None and not deferred:
             if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr)
                    for n in ast.walk(annotation)):
                 found.append(f"{node.lineno}: `X | Y` annotation (3.10+)")
@@ -149,5 +158,8 @@ def test_python37_check_finds_what_37_lacks():
     source = ("def f(a: int | None) -> dict[str, int]:\n"
               "    return dict(zip(a, a, strict=True))\n")
     assert len(_python38_constructs(ast.parse(source))) == 3
+    # With PEP 563's import the annotations are strings: only zip(strict=) is left.
+    deferred = "from __future__ import annotations\n" + source
+    assert len(_python38_constructs(ast.parse(deferred))) == 1
     with pytest.raises(SyntaxError):
         ast.parse("if (n := 1):\n    pass\n", feature_version=(3, 7))
