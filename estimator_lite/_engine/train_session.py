@@ -343,7 +343,7 @@ class TrainSession:
             step = self._run_step()
             self._after_step(step, None)
         else:
-            step = self._run_with_hooks(extra)
+            step = self._moved_by_hooks(last_step, self._run_with_hooks(extra))
         if step == _NAN_STEP:
             raise NanLossDuringTrainingError(
                 f"NaN or infinite loss during training after global step {last_step}")
@@ -371,10 +371,10 @@ class TrainSession:
             step = self._run_step() if full else self._run_short_loop(length, stop_at)
             self._after_step(step, None)
         else:
-            step = self._run_with_hooks(
+            step = self._moved_by_hooks(last_step, self._run_with_hooks(
                 extra, None if full else {self._loop.length: length,
                                           self._loop.stop_at: stop_at},
-                self._run_step_only if full else None)
+                self._run_step_only if full else None))
         if step == _NAN_STEP:
             at = int(self._session.run(self._global_step))
             raise NanLossDuringTrainingError(
@@ -400,6 +400,18 @@ class TrainSession:
                 action.after_step(step, results)
         if self._checkpoints.due(step) and self._save(step):
             self._stop_requested = True
+
+    def _moved_by_hooks(self, last_step, step):
+        """The global step after the hooks' after_run, when the train op left it.
+
+        A train op that does not move the global step may leave that to a hook
+        (adanet's trains in hooks and sets the step in after_run); tf.estimator's
+        StopAtStepHook and CheckpointSaverHook then read the variable again, so
+        the stop and the final save see the hook's step. Only then is it read.
+        """
+        if step == last_step:
+            return int(self._session.run(self._global_step))
+        return step
 
     def _run_with_hooks(self, extra, feed_dict=None, fast_fn=False):
         fetches = {"step": self._guard, "extra": extra}
