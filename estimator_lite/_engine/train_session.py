@@ -59,7 +59,8 @@ def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off)
       steps / max_steps: at most one, each None or a number > 0.
       hooks: SessionRunHooks or None.
       saving_listeners: CheckpointSaverListeners or None.
-      checkpoints_off: this task would save checkpoints but no period is set.
+      checkpoints_off: this task would save checkpoints but no period is set (a
+        CheckpointSaverHook in `hooks` saves then).
 
     Returns:
       (hooks, listeners) as tuples.
@@ -78,7 +79,9 @@ def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off)
     listeners = validation.check_instances(
         "saving_listeners", saving_listeners, tf.train.CheckpointSaverListener,
         "CheckpointSaverListener")
-    if listeners and checkpoints_off:
+    # A CheckpointSaverHook among the hooks saves (and takes the listeners).
+    if listeners and checkpoints_off and not any(
+            isinstance(h, tf.train.CheckpointSaverHook) for h in hooks):
         raise ValueError("saving_listeners need checkpoints: set "
                          "save_checkpoints_steps or save_checkpoints_secs")
     return hooks, listeners
