@@ -111,6 +111,8 @@ def _parse_args(argv):
                         help="seconds per test file (the process is killed after)")
     parser.add_argument("--sample-long", type=int, default=1, metavar="N",
                         help="run every N-th test of LONG_FILES (default: all)")
+    parser.add_argument("--select", metavar="EXPR",
+                        help="only the tests pytest's `-k EXPR` selects")
     parser.add_argument("--update", action="store_true",
                         help="keep the other files' results already in --out")
     parser.add_argument("--classify-only", action="store_true",
@@ -176,10 +178,9 @@ def _side_environment(args, library, name):
     return env
 
 
-def _launcher(side):
-    if side == "lite":
-        return ("-m", "estimator_lite.run", "-m", "pytest")
-    return ("-m", "pytest")
+def _launcher(side, select=None):
+    pytest = ("-m", "pytest", *(("-k", select) if select else ()))
+    return ("-m", "estimator_lite.run", *pytest) if side == "lite" else pytest
 
 
 def run(args):
@@ -207,7 +208,7 @@ def run(args):
             data = run_upstream._run_file(
                 args, name, extracted, helpers, use_timeout_plugin, scratch,
                 source=os.path.join(extracted, path + ".py"),
-                launcher=_launcher(args.side),
+                launcher=_launcher(args.side, args.select),
                 extra_env=_side_environment(args, library, name))
             results["files"][name] = data
             counts = collections.Counter(t["outcome"] for t in data["tests"].values())
