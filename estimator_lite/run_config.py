@@ -231,15 +231,14 @@ class RunConfig:
         self._init(locals(), parse_tf_config(
             workers_only_ok=distribute.is_collective(train_distribute)))
 
-    def _init(self, args, cluster_info, replacing=False, new_model_dir=False):
+    def _init(self, args, cluster_info, replacing=False):
         """Validates and stores the arguments (a bad one's error also carries
         tf.estimator's wording of the rule, for code that matches it).
-        `replacing`: called by replace() (see `_check_strategy`); `new_model_dir`:
-        replace() was given a model_dir, which then wins over TF_CONFIG's (as
-        tf.estimator's replace() sets it without comparing: adanet's subestimators
-        replace it inside a TF_CONFIG model_dir)."""
+        `replacing`: called by replace() (see `_check_strategy`); the model_dir is
+        then not compared with TF_CONFIG's, as tf.estimator's replace() never does
+        (adanet's subestimators replace it inside a TF_CONFIG model_dir)."""
         try:
-            self._init_checked(args, cluster_info, replacing, new_model_dir)
+            self._init_checked(args, cluster_info, replacing)
         except ValueError as e:
             message = str(e)
             for name, wording in _TF_ESTIMATOR_WORDING.items():
@@ -248,11 +247,11 @@ class RunConfig:
                     raise type(e)(f"{message}. {wording}") from None
             raise
 
-    def _init_checked(self, args, cluster_info, replacing, new_model_dir):
+    def _init_checked(self, args, cluster_info, replacing):
         self._args = {name: args[name] for name in self._ARG_NAMES}
         self._cluster = cluster_info
         self._model_dir = _check_model_dir(
-            args["model_dir"], None if new_model_dir else cluster_info.model_dir)
+            args["model_dir"], None if replacing else cluster_info.model_dir)
         self._tf_random_seed = _check_tf_random_seed(args["tf_random_seed"])
         self._save_summary_steps = validation.check_number(
             "save_summary_steps", args["save_summary_steps"], 0, allow_none=True)
@@ -362,8 +361,9 @@ class RunConfig:
             args[secs] = None
         elif secs in kwargs and steps not in kwargs and kwargs[secs] is not None:
             args[steps] = None
-        new._init(args, self._cluster, replacing=True,
-                  new_model_dir="model_dir" in kwargs)
+        if "model_dir" not in kwargs:  # the config's, TF_CONFIG's if it came from there
+            args["model_dir"] = self._model_dir
+        new._init(args, self._cluster, replacing=True)
         return new
 
     def __repr__(self):
