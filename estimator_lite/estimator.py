@@ -475,7 +475,9 @@ class Estimator:
             lambda ctx: self._input_fn_result(input_fn, ModeKeys.EVAL, ctx),
             lambda f, lbl: self._call_model_fn(f, lbl, ModeKeys.EVAL),
             self._global_step_for_loop())
-        scaffold = input_fn_lib.scaffold_with_input(built.scaffold, built.initializer)
+        scaffold = input_fn_lib.scaffold_with_input(
+            eval_loop.scaffold_initialising_late_locals(built.scaffold),
+            built.initializer)
         if variable_values is not None:
             scaffold = eval_loop.scaffold_loading(scaffold, variable_values)
         return eval_loop.run_evaluation(

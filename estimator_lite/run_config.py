@@ -249,7 +249,9 @@ class RunConfig:
     def _init(self, args, cluster_info, replacing=False):
         """Validates and stores the arguments (a bad one's error also carries
         tf.estimator's wording of the rule, for code that matches it).
-        `replacing`: called by replace() (see `_check_strategy`)."""
+        `replacing`: called by replace() (see `_check_strategy`); the model_dir is
+        then not compared with TF_CONFIG's, as tf.estimator's replace() never does
+        (adanet's subestimators replace it inside a TF_CONFIG model_dir)."""
         try:
             self._init_checked(args, cluster_info, replacing)
         except ValueError as e:
@@ -263,7 +265,8 @@ class RunConfig:
     def _init_checked(self, args, cluster_info, replacing):
         self._args = {name: args[name] for name in self._ARG_NAMES}
         self._cluster = cluster_info
-        self._model_dir = _check_model_dir(args["model_dir"], cluster_info.model_dir)
+        self._model_dir = _check_model_dir(
+            args["model_dir"], None if replacing else cluster_info.model_dir)
         self._tf_random_seed = _check_tf_random_seed(args["tf_random_seed"])
         self._save_summary_steps = validation.check_number(
             "save_summary_steps", args["save_summary_steps"], 0, allow_none=True)
@@ -373,6 +376,8 @@ class RunConfig:
             args[secs] = None
         elif secs in kwargs and steps not in kwargs and kwargs[secs] is not None:
             args[steps] = None
+        if "model_dir" not in kwargs:  # the config's, TF_CONFIG's if it came from there
+            args["model_dir"] = self._model_dir
         new._init(args, self._cluster, replacing=True)
         return new
 

@@ -374,6 +374,20 @@ def test_replace_revalidates_and_keeps_cluster(monkeypatch):
         config.replace(not_an_arg=1)
 
 
+def test_replace_sets_a_model_dir_beside_tf_config_model_dir(monkeypatch, tmp_path):
+    """As tf.estimator's replace(): no comparison with TF_CONFIG's model_dir there
+    (adanet's subestimators replace it with a folder inside it); construction
+    still compares."""
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"model_dir": str(tmp_path)}))
+    config = el.RunConfig()
+    assert config.model_dir == str(tmp_path)
+    inner = str(tmp_path / "assets" / "t0_dnn")
+    assert config.replace(model_dir=inner).model_dir == inner
+    assert config.replace(tf_random_seed=3).model_dir == str(tmp_path)
+    with pytest.raises(ValueError, match="must have the same value"):
+        el.RunConfig(model_dir=inner)
+
+
 def test_replace_clears_the_other_checkpoint_argument_only_for_a_value(monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
     # tf.estimator 2.15 (recorded): replacing one with None keeps the other.

@@ -13,7 +13,7 @@ from estimator_lite._engine.hook_protocol import RestoredSession, run_with_hooks
 from estimator_lite._tf import logging, tf
 
 __all__ = ["metric_fetches", "run_evaluation", "scaffold_loading", "EvalSummaries",
-           "log_metrics", "metrics_text"]
+           "log_metrics", "metrics_text", "scaffold_initialising_late_locals"]
 
 
 def metric_fetches(eval_metric_ops, loss, global_step):
@@ -58,6 +58,24 @@ def _in_result_order(values):
     if "global_step" in values:
         ordered["global_step"] = values["global_step"]
     return ordered
+
+
+def scaffold_initialising_late_locals(scaffold):
+    """The model_fn's scaffold, with a local_init_op that covers the Estimator's locals.
+
+    The Estimator creates local variables after the model_fn returns (the 'loss'
+    metric's `mean/total` and `mean/count`). A local_init_op the model_fn built
+    itself (adanet builds one from `Scaffold.default_local_init_op()` inside its
+    model_fn) cannot know them; tf.estimator groups it with a default local init
+    op built now, and so does this (a scaffold without one gets the default at
+    finalize anyway). Call it after `metric_fetches`.
+    """
+    if scaffold.local_init_op is None:
+        return scaffold
+    return tf.train.Scaffold(
+        local_init_op=tf.group(scaffold.local_init_op,
+                               tf.train.Scaffold.default_local_init_op()),
+        copy_from_scaffold=scaffold)
 
 
 def scaffold_loading(scaffold, variable_values):

@@ -59,7 +59,8 @@ def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off)
       steps / max_steps: at most one, each None or a number > 0.
       hooks: SessionRunHooks or None.
       saving_listeners: CheckpointSaverListeners or None.
-      checkpoints_off: this task would save checkpoints but no period is set.
+      checkpoints_off: this task would save checkpoints but no period is set (a
+        CheckpointSaverHook in `hooks` saves then).
 
     Returns:
       (hooks, listeners) as tuples.
@@ -78,7 +79,9 @@ def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off)
     listeners = validation.check_instances(
         "saving_listeners", saving_listeners, tf.train.CheckpointSaverListener,
         "CheckpointSaverListener")
-    if listeners and checkpoints_off:
+    # A CheckpointSaverHook among the hooks saves (and takes the listeners).
+    if listeners and checkpoints_off and not any(
+            isinstance(h, tf.train.CheckpointSaverHook) for h in hooks):
         raise ValueError("saving_listeners need checkpoints: set "
                          "save_checkpoints_steps or save_checkpoints_secs")
     return hooks, listeners
@@ -346,7 +349,7 @@ class TrainSession:
             step = self._run_step()
             self._after_step(step, None)
         else:
-            step = self._run_with_hooks(extra)
+            step = self._moved_by_hooks(last_step, self._run_with_hooks(extra))
         if step == _NAN_STEP:
             raise NanLossDuringTrainingError(
                 f"NaN or infinite loss during training after global step {last_step}")
@@ -374,10 +377,10 @@ class TrainSession:
             step = self._run_step() if full else self._run_short_loop(length, stop_at)
             self._after_step(step, None)
         else:
-            step = self._run_with_hooks(
+            step = self._moved_by_hooks(last_step, self._run_with_hooks(
                 extra, None if full else {self._loop.length: length,
                                           self._loop.stop_at: stop_at},
-                self._run_step_only if full else None)
+                self._run_step_only if full else None))
         if step == _NAN_STEP:
             at = int(self._session.run(self._global_step))
             raise NanLossDuringTrainingError(
@@ -403,6 +406,18 @@ class TrainSession:
                 action.after_step(step, results)
         if self._checkpoints.due(step) and self._save(step):
             self._stop_requested = True
+
+    def _moved_by_hooks(self, last_step, step):
+        """The global step after the hooks' after_run, when the train op left it.
+
+        A train op that does not move the global step may leave that to a hook
+        (adanet's trains in hooks and sets the step in after_run); tf.estimator's
+        StopAtStepHook and CheckpointSaverHook then read the variable again, so
+        the stop and the final save see the hook's step. Only then is it read.
+        """
+        if step == last_step:
+            return int(self._session.run(self._global_step))
+        return step
 
     def _run_with_hooks(self, extra, feed_dict=None, fast_fn=False):
         fetches = {"step": self._guard, "extra": extra}

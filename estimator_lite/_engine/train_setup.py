@@ -68,10 +68,17 @@ def train_session(config, model_dir, estimator_name, runner, *, global_step, spe
     all_hooks = chief_hooks + list(hooks) + list(spec.training_hooks)
     checkpoints = summaries = None
     if config.is_chief:
+        save_steps, save_secs = config.save_checkpoints_steps, config.save_checkpoints_secs
+        saver_hooks = [h for h in all_hooks if isinstance(h, tf.train.CheckpointSaverHook)]
+        if saver_hooks:
+            # As tf.estimator: a CheckpointSaverHook of the caller's or the model_fn's
+            # saves instead of the Estimator, and the listeners join the first one's.
+            _join_listeners(saver_hooks[0], listeners)
+            save_steps = save_secs = None
+            listeners = ()
         checkpoints = periodic.CheckpointSaver(periodic.CheckpointPolicy(
-            model_dir, config.save_checkpoints_steps,
-            config.save_checkpoints_secs, listeners, config.checkpoint_save_graph_def,
-            estimator_name))
+            model_dir, save_steps, save_secs, listeners,
+            config.checkpoint_save_graph_def, estimator_name))
     if _writes_train_summaries(config, runner.is_collective):
         summaries = periodic.TrainSummaries(
             model_dir, config.save_summary_steps, spec.loss)
@@ -92,6 +99,14 @@ def train_session(config, model_dir, estimator_name, runner, *, global_step, spe
         before_finalize_fn=lambda: periodic.add_default_saver(
             scaffold, config.keep_checkpoint_max,
             config.keep_checkpoint_every_n_hours))
+
+
+def _join_listeners(saver_hook, listeners):
+    """Adds `listeners` to a CheckpointSaverHook's own (TF's private `_listeners`,
+    where tf.estimator puts them), each once."""
+    for listener in listeners:
+        if listener not in saver_hook._listeners:  # noqa: SLF001 (TF's own attribute)
+            saver_hook._listeners.append(listener)  # noqa: SLF001
 
 
 def _writes_train_summaries(config, is_collective):

@@ -54,17 +54,6 @@ class ExportSavedModelApiVersion(enum.Enum):
     V2 = 2
 
 
-def _check_batch_size(name, value):
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int or None, got {value!r} of type "
-                        f"{type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
-    return value
-
-
 class TPUEstimator(Estimator):
     """Runs TPUEstimator programs on CPU/GPU; `use_tpu=True` is a clear error.
 
@@ -85,8 +74,8 @@ class TPUEstimator(Estimator):
         Raises:
           ValueError: use_tpu is True (no TPU runtime: the message says what to do),
             config is not an estimator_lite.tpu.RunConfig, params uses a reserved
-            key, a batch size is < 1, or an embedding_config_spec is given.
-          TypeError: a batch size is not an int, or as estimator_lite.Estimator.
+            key, or an embedding_config_spec is given.
+          TypeError: as estimator_lite.Estimator.
         """
         if use_tpu:
             raise ValueError(f"{USE_TPU_ERROR}; got use_tpu={use_tpu!r}")
@@ -107,11 +96,11 @@ class TPUEstimator(Estimator):
                     export_saved_model_api_version, "value", None) not in (1, 2):
             raise ValueError("export_saved_model_api_version should be 1 or 2; got "
                              f"{export_saved_model_api_version!r}")
-        self._batch_sizes = {
-            ModeKeys.TRAIN: _check_batch_size("train_batch_size", train_batch_size),
-            ModeKeys.EVAL: _check_batch_size("eval_batch_size", eval_batch_size),
-            ModeKeys.PREDICT: _check_batch_size("predict_batch_size", predict_batch_size),
-        }
+        # Taken as given: tf.estimator checks them only with use_tpu=True (adanet's
+        # CPU tests pass train_batch_size=0, which reaches params['batch_size']).
+        self._batch_sizes = {ModeKeys.TRAIN: train_batch_size,
+                             ModeKeys.EVAL: eval_batch_size,
+                             ModeKeys.PREDICT: predict_batch_size}
         if model_fn is None or not callable(model_fn):
             raise TypeError(f"model_fn must be callable, got {model_fn!r}")
         self._user_model_fn = model_fn

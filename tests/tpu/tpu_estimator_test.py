@@ -68,8 +68,6 @@ def test_use_tpu_true_fails_at_construction_saying_what_to_do():
     ({"config": el.RunConfig()}, ValueError, "estimator_lite.tpu.RunConfig"),
     ({"params": {"batch_size": 4}}, ValueError, "reserved keys"),
     ({"params": {"context": 1}}, ValueError, "reserved keys"),
-    ({"train_batch_size": 0}, ValueError, "train_batch_size must be a positive"),
-    ({"eval_batch_size": 2.0}, TypeError, "eval_batch_size must be an int"),
     ({"embedding_config_spec": object()}, ValueError, "needs a TPU"),
     ({"export_saved_model_api_version": 3}, ValueError, "should be 1 or 2"),
 ])
@@ -87,6 +85,31 @@ def test_export_saved_model_api_version_takes_the_enum_or_its_value(version):
         version = tpu_estimator.ExportSavedModelApiVersion[version]
     tpu.TPUEstimator(model_fn, config=tpu.RunConfig(), use_tpu=False,
                      export_saved_model_api_version=version)
+
+
+def test_batch_sizes_are_taken_as_given_without_a_tpu(tmp_path):
+    """tf.estimator checks them only with use_tpu=True: adanet's CPU tests pass
+    train_batch_size=0, and params['batch_size'] is 0 in both functions."""
+    seen = []
+
+    def input_fn(params):
+        seen.append(("input_fn", params["batch_size"]))
+        x = np.ones([4, 1], np.float32)
+        return tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(2).repeat()
+
+    def batch_model_fn(features, labels, mode, params):
+        seen.append(("model_fn", params["batch_size"]))
+        weight = tf.compat.v1.get_variable("w", [1, 1])
+        loss = tf.compat.v1.losses.mean_squared_error(labels, tf.matmul(features, weight))
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step())
+        return tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = tpu.TPUEstimator(
+        batch_model_fn, config=tpu.RunConfig(model_dir=str(tmp_path)), use_tpu=False,
+        train_batch_size=0, eval_batch_size=2.0)
+    estimator.train(input_fn, max_steps=2)
+    assert seen == [("input_fn", 0), ("model_fn", 0)]
 
 
 def test_input_fn_must_take_params(tmp_path):

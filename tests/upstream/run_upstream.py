@@ -83,6 +83,11 @@ _LOG = os.environ["UPSTREAM_LOG"]
 _STARTED = os.environ["UPSTREAM_STARTED"]
 _OUTPUT = os.environ["UPSTREAM_OUTPUT"]  # pytest captures stderr: write here instead
 _DONE = set(json.loads(os.environ["UPSTREAM_DONE"]))
+# A harness that runs pytest through `python -m estimator_lite.run` has installed
+# estimator_lite already (UPSTREAM_INSTALL=0); its shims module, if any, runs first.
+_INSTALL = os.environ.get("UPSTREAM_INSTALL", "1") == "1"
+_SHIMS = os.environ.get("UPSTREAM_SHIMS")
+_EVERY_NTH = int(os.environ.get("UPSTREAM_EVERY_NTH", "1"))  # a sample of a long file
 
 
 class _TestingUtilsFinder(importlib.abc.MetaPathFinder):
@@ -97,9 +102,14 @@ try:
     flags.FLAGS(sys.argv[:1], known_only=True)
 except Exception:
     pass
-if _SIDE == "lite":
+if _SIDE == "lite" and _INSTALL:
     import estimator_lite
     estimator_lite.install_as_tf_estimator()
+if _SHIMS:
+    _spec = importlib.util.spec_from_file_location("_upstream_shims", _SHIMS)
+    _shims = importlib.util.module_from_spec(_spec)
+    sys.modules["_upstream_shims"] = _shims
+    _spec.loader.exec_module(_shims)
 # First on the meta path: ahead of the finder install_as_tf_estimator() puts there,
 # which refuses the tensorflow_estimator paths it has no alias for.
 sys.meta_path.insert(0, _TestingUtilsFinder())
@@ -120,11 +130,15 @@ def _expire():
 
 
 def pytest_collection_modifyitems(config, items):
-    """Leaves out the tests an earlier process of this file already ran (exact ids)."""
-    done = [item for item in items if item.nodeid in _DONE]
-    if done:
-        items[:] = [item for item in items if item.nodeid not in _DONE]
-        config.hook.pytest_deselected(items=done)
+    """Keeps every UPSTREAM_EVERY_NTH-th test (in collection order, the same in
+    every process), less those an earlier process of this file already ran."""
+    kept = [item for i, item in enumerate(items)
+            if i % _EVERY_NTH == 0 and item.nodeid not in _DONE]
+    if len(kept) < len(items):
+        kept_ids = {id(item) for item in kept}
+        config.hook.pytest_deselected(
+            items=[item for item in items if id(item) not in kept_ids])
+        items[:] = kept
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -215,7 +229,8 @@ def _extract(mirror, tag, files, dest):
     return present, missing, util_modules
 
 
-def _environment(args, run_dir, utils, preimport, files):
+def _environment(args, run_dir, utils, preimport, files, extra_env=None):
+    """The test process's environment; `extra_env` entries win (None removes one)."""
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("PYTEST_", "TF_CONFIG", "UPSTREAM_"))}
     env.pop("PYTHONPATH", None)
@@ -227,6 +242,11 @@ def _environment(args, run_dir, utils, preimport, files):
                UPSTREAM_STARTED=files["started"], UPSTREAM_OUTPUT=files["output"],
                UPSTREAM_TIMEOUT=str(args.timeout), TEST_TMPDIR=os.path.join(run_dir, "tmp"),
                TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+    for key, value in (extra_env or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
     return env
 
 
@@ -236,11 +256,17 @@ def _has_module(python, module):
     return probe.returncode == 0
 
 
-def _run_file(args, name, extracted, utils, use_timeout_plugin, scratch):
-    """Runs one test file in its own process; returns its per-test results."""
+def _run_file(args, name, extracted, utils, use_timeout_plugin, scratch, source=None,
+              launcher=("-m", "pytest"), extra_env=None):
+    """Runs one test file in its own process; returns its per-test results.
+
+    `source` is the extracted test file (default: `name` under TREE), `launcher` what
+    follows the interpreter on the command line before pytest's own arguments, and
+    `extra_env` is passed to `_environment`.
+    """
     run_dir = os.path.join(scratch, "run", name.replace("/", "__"))
     os.makedirs(os.path.join(run_dir, "tmp"))
-    source = os.path.join(extracted, TREE, name + ".py")
+    source = source or os.path.join(extracted, TREE, name + ".py")
     test_file = os.path.join(run_dir, os.path.basename(source))
     shutil.copy(source, test_file)
     with open(source) as f:
@@ -250,7 +276,7 @@ def _run_file(args, name, extracted, utils, use_timeout_plugin, scratch):
         f.write(CONFTEST)
     with open(os.path.join(run_dir, "pytest.ini"), "w") as f:
         f.write(PYTEST_INI)
-    command = ["nice", "-n", "10", args.python, "-m", "pytest", "-p", "no:cacheprovider",
+    command = ["nice", "-n", "10", args.python, *launcher, "-p", "no:cacheprovider",
                "-p", "no:xdist", "-p", "no:randomly", "--continue-on-collection-errors",
                "-q", "-rN", "-c", os.path.join(run_dir, "pytest.ini"), "--rootdir", run_dir]
     if use_timeout_plugin:  # the thread method: see CONFTEST's watchdog
@@ -263,7 +289,7 @@ def _run_file(args, name, extracted, utils, use_timeout_plugin, scratch):
         files = {kind: os.path.join(run_dir, f"{kind}-{attempt}.{ext}") for kind, ext in
                  (("junit", "xml"), ("reports", "jsonl"), ("started", "txt"),
                   ("output", "txt"))}
-        env = _environment(args, run_dir, utils, preimport, files)
+        env = _environment(args, run_dir, utils, preimport, files, extra_env)
         env["UPSTREAM_DONE"] = json.dumps(deselected)
         remaining = args.file_timeout - (time.time() - started)
         returncode, killed = _run(
@@ -469,7 +495,8 @@ def _compare(results, oracle):
 def _markdown(results):
     comparison = results.get("comparison")
     side = results["side"]
-    lines = [f"# tf.estimator {results['tag']} unit tests on the {side} side", ""]
+    title = results.get("title", f"tf.estimator {results.get('tag')} unit tests")
+    lines = [f"# {title} on the {side} side", ""]
     if comparison is None:
         lines.append("| file | passed | failed | error | skipped | seconds |")
         lines.append("|---|---|---|---|---|---|")
