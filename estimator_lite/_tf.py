@@ -73,6 +73,23 @@ def add_control_inputs(op, control_ops):
             f"training step (TensorFlow {tf.VERSION})")
     add(list(control_ops))
 
+def add_saver_listeners(saver_hook, listeners):
+    """Adds `listeners` (CheckpointSaverListeners) to a tf CheckpointSaverHook's own,
+    each once: where tf.estimator puts train()'s saving_listeners when the caller
+    or the model_fn gives a CheckpointSaverHook (TF's `_listeners`, no public way).
+
+    Raises:
+      RuntimeError: this TensorFlow's CheckpointSaverHook lacks `_listeners`.
+    """
+    own = getattr(saver_hook, "_listeners", None)
+    if not isinstance(own, list):
+        raise RuntimeError(
+            "this TensorFlow's CheckpointSaverHook has no _listeners list, which "
+            "estimator_lite needs to give it train()'s saving_listeners "
+            f"(TensorFlow {tf.VERSION})")
+    own.extend(listener for listener in listeners if listener not in own)
+
+
 # The cache that hands sequence feature columns their inputs
 # (`get_sequence_dense_tensor(transformation_cache, state_manager)`). TF exports no
 # public non-Keras way to build sequence inputs, so the class is taken from TF's
@@ -145,7 +162,8 @@ def function_graph(graph, name):
 
 
 __all__ = ["DATASET_TYPES", "ProtoDecodeError", "TENSOR_TYPES", "VARIABLE_TYPES",
-           "TENSORBOARD_HINT", "add_control_inputs", "tensorboard_hint",
+           "TENSORBOARD_HINT", "add_control_inputs", "add_saver_listeners",
+           "tensorboard_hint",
            "feature_transformation_cache", "function_graph", "gfile_glob", "logging",
            "onednn_rewrites_on", "raw_op", "tf"]
 

@@ -3,7 +3,8 @@
 A release of Keras or TensorFlow may rename a private attribute; reading it in one
 place, through named functions that say which release lacks it, keeps that failure
 clear. Two owners of TensorFlow internals are documented exceptions: `_tf.py`
-(`Operation._add_control_inputs` and `Graph._functions`; `_keras` imports `_tf`, so
+(`Operation._add_control_inputs`, `Graph._functions` and `CheckpointSaverHook._listeners`;
+`_keras` imports `_tf`, so
 they cannot live there)
 and `_engine/distribute.py` (tf.distribute's private hooks; docs/architecture.md).
 """
@@ -23,10 +24,10 @@ PRIVATE_NAMES = frozenset({
     "_save_slice_info", "_variable_shape", "_add_control_inputs",
     "_std_server_started", "_is_loss_scaled_by_optimizer",
     "_scale_loss_for_estimator_enabled", "_make_input_fn_iterator",
-    "_update_config_proto", "_functions"})
+    "_update_config_proto", "_functions", "_listeners"})
 # getattr-style reads by name allowed outside _keras.py: module -> names.
 DOCUMENTED_OWNERS = {
-    "_tf.py": {"_add_control_inputs", "_functions"},
+    "_tf.py": {"_add_control_inputs", "_functions", "_listeners"},
     os.path.join("_engine", "distribute.py"): {
         "_std_server_started", "_is_loss_scaled_by_optimizer",
         "_scale_loss_for_estimator_enabled", "_make_input_fn_iterator",

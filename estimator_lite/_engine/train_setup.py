@@ -10,7 +10,7 @@ collective watchdog.
 from estimator_lite._engine import collective_watchdog, roles
 from estimator_lite._engine import periodic_actions as periodic
 from estimator_lite._engine.train_session import TrainSession, check_train_args
-from estimator_lite._tf import tf
+from estimator_lite._tf import add_saver_listeners, tf
 
 __all__ = ["check_args", "train_session"]
 
@@ -73,7 +73,7 @@ def train_session(config, model_dir, estimator_name, runner, *, global_step, spe
         if saver_hooks:
             # As tf.estimator: a CheckpointSaverHook of the caller's or the model_fn's
             # saves instead of the Estimator, and the listeners join the first one's.
-            _join_listeners(saver_hooks[0], listeners)
+            add_saver_listeners(saver_hooks[0], listeners)
             save_steps = save_secs = None
             listeners = ()
         checkpoints = periodic.CheckpointSaver(periodic.CheckpointPolicy(
@@ -99,14 +99,6 @@ def train_session(config, model_dir, estimator_name, runner, *, global_step, spe
         before_finalize_fn=lambda: periodic.add_default_saver(
             scaffold, config.keep_checkpoint_max,
             config.keep_checkpoint_every_n_hours))
-
-
-def _join_listeners(saver_hook, listeners):
-    """Adds `listeners` to a CheckpointSaverHook's own (TF's private `_listeners`,
-    where tf.estimator puts them), each once."""
-    for listener in listeners:
-        if listener not in saver_hook._listeners:  # noqa: SLF001 (TF's own attribute)
-            saver_hook._listeners.append(listener)  # noqa: SLF001
 
 
 def _writes_train_summaries(config, is_collective):
