@@ -60,7 +60,7 @@ setup(
         # the CPU-bound tests (the suite fits 10 minutes on 2 cores).
         # mkdocs + mkdocstrings build the documentation site (docs/, mkdocs.yml);
         # tests/docs_test.py builds it with --strict, so the test extra has them too.
-        # mypy: tests/typing_test.py type-checks the public API (mypy.ini); pinned to
+        # mypy: tests/typing_test.py type-checks the public API (setup.cfg); pinned to
         # a minor, as a newer one may read the same code differently.
         # On 3.7 (TF 1.15) the test extra is what the core subset (.ci/tf115) needs.
         "docs": ["mkdocs>=1.5" + _MODERN, "mkdocstrings[python]>=0.24" + _MODERN],

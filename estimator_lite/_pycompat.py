@@ -14,7 +14,7 @@ import typing
 __all__ = ["Protocol", "distributions", "zip_strict"]
 
 # A structural type for documentation; on 3.7 a plain base (nothing checks it at run
-# time; the type checker, mypy.ini, reads typing's).
+# time; the type checker, setup.cfg, reads typing's).
 if typing.TYPE_CHECKING:
     from typing import Protocol
 else:

@@ -1,4 +1,4 @@
-"""The public API's type hints: mypy checks them (mypy.ini), a user's program sees them,
+"""The public API's type hints: mypy checks them (setup.cfg), a user's program sees them,
 they cost nothing at run time, and an installed package says it has them (py.typed).
 
 mypy comes with the test extra (`pip install -e ".[test]"`); without it the mypy
@@ -20,7 +20,7 @@ import pytest
 import estimator_lite as el
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIG = os.path.join(ROOT, "mypy.ini")
+CONFIG = os.path.join(ROOT, "setup.cfg")
 # A cold run takes about 7 s (typeshed, numpy); the deadline is for a loaded machine.
 MYPY_TIMEOUT_SECS = 240
 
@@ -30,7 +30,7 @@ requires_mypy = pytest.mark.skipif(
 
 
 def _checked_paths():
-    """The .py files mypy.ini's `files` names (its folders expanded)."""
+    """The .py files setup.cfg's `files` names (its folders expanded)."""
     parser = configparser.ConfigParser()
     parser.read(CONFIG)
     paths = []
@@ -46,7 +46,7 @@ def _checked_paths():
 
 @pytest.fixture(scope="module")
 def mypy(tmp_path_factory):
-    """Runs mypy with mypy.ini (one cache for this module's runs); returns
+    """Runs mypy with setup.cfg (one cache for this module's runs); returns
     (exit code, output)."""
     cache_dir = str(tmp_path_factory.mktemp("mypy_cache"))
 
