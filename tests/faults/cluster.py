@@ -341,3 +341,12 @@ def export_step(export_dir):
     reader = tf.compat.v1.train.NewCheckpointReader(
         os.path.join(export_dir, "variables", "variables"))
     return int(reader.get_tensor(tf.compat.v1.GraphKeys.GLOBAL_STEP))
+
+
+def show_logs_if_failed(request, cluster):
+    """Prints the tail of every role's log of `cluster` when the test `request` ran
+    failed (or never reported: setup failed); pytest shows it under "Captured stdout
+    teardown", and the full logs stay in the cluster's work dir."""
+    report = getattr(request.node, "faults_report_call", None)
+    if report is None or report.failed:
+        print(f"\n##### logs of {cluster.work_dir}\n{cluster.log_tails()}")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.faults.cluster import Cluster
+from tests.faults.cluster import Cluster, show_logs_if_failed
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -30,8 +30,6 @@ def make_cluster(tmp_path, request):
         return cluster
 
     yield make
-    report = getattr(request.node, "faults_report_call", None)
     for cluster in clusters:
         cluster.stop_all()
-        if report is None or report.failed:
-            print(f"\n##### logs of {cluster.work_dir}\n{cluster.log_tails()}")
+        show_logs_if_failed(request, cluster)

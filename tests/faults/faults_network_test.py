@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from tests.faults.cluster import restores, wait_for
+from tests.faults.cluster import restores, show_logs_if_failed, wait_for
 from tests.faults.netns import (
     ORACLE_LIBRARY,
     NetnsCluster,
@@ -65,11 +65,9 @@ def make_netns_cluster(tmp_path, request):
         return cluster
 
     yield make
-    report = getattr(request.node, "faults_report_call", None)
     for cluster in clusters:
         try:
-            if report is None or report.failed:
-                print(f"\n##### logs of {cluster.work_dir}\n{cluster.log_tails()}")
+            show_logs_if_failed(request, cluster)
         finally:
             cluster.close()
 

@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.faults.cluster import export_step, restores, wait_for
+from tests.faults.cluster import export_step, restores, show_logs_if_failed, wait_for
 from tests.faults.proxied import ProxiedCluster
 from tests.faults.scenarios import START_SECS, assert_job_succeeded
 
@@ -64,11 +64,9 @@ def make_proxied_cluster(tmp_path, request):
         return cluster
 
     yield make
-    report = getattr(request.node, "faults_report_call", None)
     for cluster in clusters:
         try:
-            if report is None or report.failed:
-                print(f"\n##### logs of {cluster.work_dir}\n{cluster.log_tails()}")
+            show_logs_if_failed(request, cluster)
         finally:
             cluster.close()
 
