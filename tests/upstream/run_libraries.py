@@ -186,7 +186,7 @@ def _launcher(side, select=None):
 def run(args):
     """Runs the selected libraries' test files; returns the results dict."""
     scratch = tempfile.mkdtemp(prefix=f"libraries-{args.side}-")
-    use_timeout_plugin = run_upstream._has_pytest_timeout(args.python)
+    use_timeout_plugin = run_upstream._has_module(args.python, "pytest_timeout")
     results = {"side": args.side, "title": "Libraries' estimator unit tests",
                "sample_long": args.sample_long,
                "python": args.python, "tag": "pinned releases",
