@@ -163,7 +163,7 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
     traced = {}
     outer_summaries = list(tf.get_collection(tf.GraphKeys.SUMMARIES))
 
-    def body(i, finite, loss, summary):
+    def body(loss, summary):
         del loss, summary
         element = input_fn_lib.split_input(iterator.get_next())
         features, labels = element.features, element.labels
@@ -178,24 +178,27 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
                       graph=graph, ops=[op for op in graph.get_operations()
                                         if op not in existing])
         with tf.control_dependencies([spec.train_op]):
-            step_loss, ok = _loss_and_finite(spec.loss)
+            step_loss = _loop_loss(spec.loss)
             merged = (tf.summary.merge(new, collections=[]) if new
                       else tf.constant("", tf.string))
-        return i + 1, tf.logical_and(finite, ok), step_loss, merged
+        return step_loss, merged
 
-    def cond(i, finite, loss, summary):
-        del loss, summary
-        # Read after the step before (`finite` waits for its train op): a train op
+    def cond(loss, summary):
+        del summary
+        # Read after the step before (the loss waits for its train op): a train op
         # moving the global step by more than one stops where single steps stop.
-        with tf.control_dependencies([finite]):
+        with tf.control_dependencies([loss]):
             step = tf.cast(_read(global_step), tf.int64)
-        return tf.logical_and(tf.logical_and(i < length, finite), step < stop_at)
+        return tf.logical_and(tf.is_finite(loss), step < stop_at)
 
     try:
-        _, finite, loss, summary = tf.while_loop(
-            cond, body, [tf.constant(0), tf.constant(True),
-                         tf.constant(0.0, tf.float32), tf.constant("", tf.string)],
-            parallel_iterations=1, name="train_loop")
+        # Every loop variable costs the loop a few ops per step (TensorFlow passes it
+        # from one iteration to the next), so there are two: the step count is the
+        # loop's own (maximum_iterations) and "every loss so far was finite" is the
+        # last loss's finiteness (the loop stops at the first one that is not).
+        loss, summary = tf.while_loop(
+            cond, body, [tf.constant(0.0, tf.float32), tf.constant("", tf.string)],
+            maximum_iterations=length, parallel_iterations=1, name="train_loop")
     except (TypeError, ValueError, KeyError) as e:
         # The body cannot hold this model_fn; one step per call may (or raises
         # the same error where the user expects it).
@@ -208,6 +211,7 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
     _restore_summaries(outer_summaries, summary if traced["summaries"] else None,
                        any(s.op.name == "loss" for s in traced["summaries"]))
     spec = traced["spec"]
+    finite = tf.is_finite(loss)
     loop_op = tf.group(finite, loss, summary, name="train_loop_op")
     loss = tf.identity(loss, name="loop_loss")
     # Keyed by id: graph tensors are not hashable.
@@ -231,18 +235,21 @@ def _read(variable):
     return tf.identity(variable)  # TF 1.15's reference variable
 
 
-def _loss_and_finite(loss):
-    """(the step's loss as a float32 scalar, whether it is finite), each one op for
-    the usual float32 scalar loss: every op of the body runs K times per call."""
-    scalar = loss.shape.rank == 0
-    step_loss = tf.cast(loss, tf.float32)  # the same tensor when already float32
-    # An identity still, so that it waits for the train op (control dependency).
-    step_loss = tf.identity(step_loss) if scalar else tf.reshape(step_loss, [])
-    if not loss.dtype.is_floating:
-        return step_loss, tf.constant(True)
-    # On the loss as it is: a float64 loss may not fit float32.
-    finite = tf.is_finite(loss)
-    return step_loss, (finite if scalar else tf.reduce_all(finite))
+def _loop_loss(loss):
+    """The step's loss as the loop's float32 scalar, finite exactly when `loss` is.
+
+    One op for the usual float32 scalar loss: every op of the body runs K times
+    per call. A float64 loss beyond float32's range comes out as float32's largest
+    value (its sign kept), so that only a non-finite loss stops the loop.
+    """
+    scalar = loss if loss.shape.rank == 0 else tf.reshape(loss, [])
+    if scalar.dtype == tf.float64:
+        largest = float(tf.float32.max)
+        in_range = tf.cast(tf.clip_by_value(scalar, -largest, largest), tf.float32)
+        return tf.where(tf.is_finite(scalar), in_range, tf.cast(scalar, tf.float32))
+    # float16, bfloat16 and integers convert with their finiteness; an identity still
+    # where nothing converts, so that it waits for the train op (control dependency).
+    return tf.identity(tf.cast(scalar, tf.float32))
 
 
 def _first_line(error):
