@@ -164,7 +164,7 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
     outer_summaries = list(tf.get_collection(tf.GraphKeys.SUMMARIES))
 
     def body(loss, summary):
-        del loss, summary
+        del loss
         element = input_fn_lib.split_input(iterator.get_next())
         features, labels = element.features, element.labels
         before = {id(s) for s in tf.get_collection(tf.GraphKeys.SUMMARIES)}
@@ -179,8 +179,8 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
                                         if op not in existing])
         with tf.control_dependencies([spec.train_op]):
             step_loss = _loop_loss(spec.loss)
-            merged = (tf.summary.merge(new, collections=[]) if new
-                      else tf.constant("", tf.string))
+            # Without summaries the loop variable passes through (no op per step).
+            merged = tf.summary.merge(new, collections=[]) if new else summary
         return step_loss, merged
 
     def cond(loss, summary):
