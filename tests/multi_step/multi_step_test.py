@@ -119,6 +119,30 @@ def test_nan_loss_inside_a_loop_names_the_steps(tmp_path):
     assert checkpoint_steps(tmp_path) == [0]
 
 
+
+@pytest.mark.parametrize("extra, raises", [(1e39, False), (np.inf, True), (np.nan, True)])
+def test_a_float64_loss_stops_a_loop_only_when_it_is_not_finite(tmp_path, extra, raises):
+    # A float64 loss beyond float32's range is still finite: single steps train on,
+    # and so must a loop (whose loss is float32), stopping only at inf or NaN.
+    def model_fn(features, labels, mode):
+        step = tf1.train.get_global_step()
+        w = tf1.get_variable("w", [4, 1], initializer=tf1.zeros_initializer())
+        loss = tf.cast(tf.reduce_mean(tf.matmul(features, w)), tf.float64) + tf.where(
+            tf.equal(step, 6), np.float64(extra), np.float64(0.0))
+        with tf1.control_dependencies([loss]):
+            train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, step)
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = el.Estimator(model_fn, config=el.RunConfig(
+        model_dir=str(tmp_path), experimental_steps_per_loop=4))
+    if raises:
+        with pytest.raises(tf1.train.NanLossDuringTrainingError,
+                           match="global steps 5 to 8: at global step 7"):
+            estimator.train(driver.input_fn(), max_steps=12)
+    else:
+        estimator.train(driver.input_fn(), max_steps=12)
+        assert estimator.get_variable_value("global_step") == 12
+
 def test_loss_hooks_and_summaries_see_the_loop_boundaries(tmp_path, caplog):
     def model_fn(features, labels, mode):
         spec = driver.model_fn(features, labels, mode)
