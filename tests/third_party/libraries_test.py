@@ -88,12 +88,16 @@ def test_optuna_pruning_hook_reports_and_prunes_estimator_trials(tmp_path):
     evaluations = read_eval_metrics(kept["eval_dir"])
     assert sorted(evaluations) == [10, 20, 30]
     # The hook reported each evaluation it saw during training, read through the
-    # aliased private path: the one at 30 too, since the chief's checkpoint (and
-    # the evaluation it triggers) comes before user hooks' after_run. tf.estimator
-    # 2.15 gives the same three values (checked with optuna on the oracle).
-    assert kept["intermediate"] == {
-        str(step): pytest.approx(evaluations[step]["loss"], rel=1e-6)
-        for step in (10, 20, 30)}
+    # aliased private path. The one at 30 comes before user hooks' after_run of the
+    # last step (the chief's checkpoint, and the evaluation it triggers, come first),
+    # but the hook reads the eval dir only when the global step it fetched differs
+    # from its last one, and that fetch races the train op's increment (no
+    # dependency between them, on tf.estimator 2.15 too): when the last two steps
+    # both read 29, 30 goes unreported (seen once in a dozen runs).
+    reported = {int(step): value for step, value in kept["intermediate"].items()}
+    assert sorted(reported) in ([10, 20], [10, 20, 30])
+    assert reported == {step: pytest.approx(evaluations[step]["loss"], rel=1e-6)
+                        for step in reported}
     assert kept["value"] == pytest.approx(evaluations[30]["loss"], rel=1e-6)
     assert pruned["state"] == "PRUNED"
     assert list(pruned["intermediate"]) == ["10"]
