@@ -1,7 +1,7 @@
 """Edge cases where the heads follow tf.estimator 2.15: label vocabularies of
 other lengths on a binary head, labels of the wrong dtype, EVAL weights that
 cannot broadcast, prediction keys, MultiHead.metrics(); each compared with the
-oracle through tests/head/head_edges_driver.py."""
+oracle through tests/oracle/head_edges_driver.py."""
 
 import inspect
 import json
@@ -17,7 +17,7 @@ from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EDGES_DRIVER = os.path.join(ROOT, "tests", "head", "head_edges_driver.py")
+EDGES_DRIVER = os.path.join(ROOT, "tests", "oracle", "head_edges_driver.py")
 LOGITS = np.array([[1.0], [-0.5], [2.0]], np.float32)
 BROADCAST_ERROR = "weights can not be broadcast to values"
 

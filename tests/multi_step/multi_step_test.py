@@ -20,7 +20,8 @@ from tests.oracle import load_driver, requires_oracle, run_oracle_driver
 
 tf1 = tf.compat.v1
 HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVER_PATH = os.path.join(HERE, "adam_driver.py")
+DRIVER_PATH = os.path.join(os.path.dirname(HERE), "oracle",
+                           "multi_step_adam_driver.py")
 driver = load_driver(DRIVER_PATH, "multi_step_adam_driver")
 
 

@@ -1,6 +1,6 @@
 """Drives a real tf.estimator.Estimator (TF <= 2.15) with estimator_lite's executor.
 
-Run by tests/tf_estimator_compat_test.py with a Python that has tensorflow 2.15 and
+Run by tests/parity/tf_estimator_compat_test.py with a Python that has tensorflow 2.15 and
 tensorflow-estimator 2.15 installed. Prints one JSON line with what happened.
 """
 

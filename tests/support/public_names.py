@@ -2,7 +2,7 @@
 
 The tables are in docs/differences.md.
 
-Shared by tests/public_names_test.py (tf.estimator) and tests/compat/v1_test.py
+Shared by tests/repository/public_names_test.py (tf.estimator) and tests/compat/v1_test.py
 (tf.compat.v1.estimator). Not a test file.
 """
 

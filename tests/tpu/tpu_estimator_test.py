@@ -1,6 +1,6 @@
 """TPUEstimator(use_tpu=False) against tf.estimator 2.15's, plus its argument checks.
 
-The oracle test runs tests/tpu/bert_classifier_driver.py (a run_classifier.py-shaped
+The oracle test runs tests/oracle/bert_classifier_driver.py (a run_classifier.py-shaped
 program) with estimator_lite here and with tf.compat.v1.estimator.tpu in the TF 2.15
 interpreter, at the same time, and compares what they report.
 """
@@ -19,7 +19,7 @@ from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
 from tests.support import zygote
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVER = os.path.join(HERE, "bert_classifier_driver.py")
+DRIVER = os.path.join(os.path.dirname(HERE), "oracle", "bert_classifier_driver.py")
 # Same graph, same data, same pre-trained checkpoint: only float rounding differs.
 METRIC_TOLERANCE = 1e-5
 

@@ -12,7 +12,7 @@ import os
 from tests.oracle import TF215_PYTHON, requires_oracle
 from tests.support import zygote
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @requires_oracle

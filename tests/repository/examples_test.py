@@ -6,7 +6,7 @@ import sys
 
 from tests.support import zygote
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _run_example(name, *args, timeout_secs=300):

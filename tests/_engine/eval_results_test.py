@@ -20,7 +20,7 @@ import tensorflow as tf2
 import estimator_lite as el
 from tests.oracle import TF215_PYTHON, requires_oracle, run_driver
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVER = os.path.join(ROOT, "tests", "oracle", "eval_results_driver.py")
 
 

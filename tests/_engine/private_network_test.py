@@ -22,7 +22,7 @@ import pytest
 from estimator_lite import launch
 from estimator_lite._engine import private_network
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _DEADLINE_SECS = 120
 # Each role listens on its TF_CONFIG port on every interface (as TensorFlow's
 # server does), connects to every task of the cluster, and prints its network

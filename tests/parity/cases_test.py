@@ -11,7 +11,7 @@ import pytest
 
 from tests.oracle import TF215_PYTHON, requires_oracle, run_driver
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVER = os.path.join(ROOT, "tests", "oracle", "parity_driver.py")
 
 EXPECTED = {
