@@ -14,6 +14,7 @@ from google.protobuf import text_format
 
 import estimator_lite as el
 from estimator_lite._engine import local_cluster as cluster_lib
+from estimator_lite._tf import logging as estimator_lite_logging
 from estimator_lite._tf import tf
 from estimator_lite.early_stopping import read_eval_metrics
 from tests.support import models
@@ -714,7 +715,9 @@ def test_evaluation_summarizes_the_evaluated_checkpoint_path(tmp_path):
 
 
 def _predict_warnings(est, input_fn):
-    with mock.patch.object(tf2.compat.v1.logging, "warning") as warning:
+    # The logging module estimator_lite holds: importing tf_keras (another test
+    # file, earlier in this process) puts a new one on tf.compat.v1.
+    with mock.patch.object(estimator_lite_logging, "warning") as warning:
         next(est.predict(input_fn))
     return [call[0][0] for call in warning.call_args_list]
 
