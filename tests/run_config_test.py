@@ -9,8 +9,7 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite.run_config import parse_tf_config
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
-from tests.support import zygote
+from tests.oracle import load_driver, requires_oracle, run_oracle_driver
 from tests.support.tf_versions import tf2_only
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -518,13 +517,7 @@ _NOT_COMPARED = {("arguments:model_dir_bytes", "model_dir")}
 
 @requires_oracle
 def test_run_config_table_matches_tf_estimator(monkeypatch):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("TF_CONFIG", None)
-    result = zygote.run([TF215_PYTHON, TABLE_DRIVER], capture_output=True, text=True,
-                        env=env, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    oracle = json.loads(result.stdout.strip().splitlines()[-1])
-    assert oracle["tf_version"].startswith("2.15")
+    oracle = run_oracle_driver(TABLE_DRIVER, timeout_secs=300)
     driver = load_driver(TABLE_DRIVER, "run_config_driver")
     # estimator_lite has every tf.estimator property (and `environment` besides).
     assert set(oracle["properties"]) <= set(driver.public_properties(el))

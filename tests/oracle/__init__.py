@@ -11,6 +11,7 @@ need them skip with a reason that says how to get them; in CI no test may skip
 import importlib.util
 import json
 import os
+import sys
 
 import pytest
 
@@ -38,14 +39,27 @@ requires_legacy_keras = pytest.mark.skipif(not legacy_keras_available(),
                                            reason=LEGACY_KERAS_REASON)
 
 
-def run_driver(python, driver_path, *args, timeout_secs=900):
-    """Runs a driver script with `python` (through the test fork server), the
-    repository on its path; returns the JSON report it prints last."""
+def run_driver(python, driver_path, *args, timeout_secs=900, checkout_on_path=True):
+    """Runs a driver script with `python` (through the test fork server).
+
+    Args:
+      python: the interpreter.
+      driver_path: the script.
+      *args: its command-line arguments (each passed as str).
+      timeout_secs: how long it may run.
+      checkout_on_path: whether PYTHONPATH is this repository (False: no PYTHONPATH,
+        for a test whose oracle must not see this checkout).
+
+    Returns:
+      The JSON report the driver prints on its last line.
+    """
     from tests.support import zygote  # noqa: PLC0415 - the fork server only when one runs
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=root)
     env.pop("TF_CONFIG", None)
+    if not checkout_on_path:
+        env.pop("PYTHONPATH")
     result = zygote.run([python, driver_path, *map(str, args)],
                         capture_output=True, text=True, env=env, timeout=timeout_secs,
                         check=False)
@@ -53,16 +67,23 @@ def run_driver(python, driver_path, *args, timeout_secs=900):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def run_oracle_driver(driver_path, *args, timeout_secs=900):
-    """Runs a driver script on the oracle (`run_driver`); returns its JSON report,
-    after checking it ran on TF 2.15."""
-    report = run_driver(TF215_PYTHON, driver_path, *args, timeout_secs=timeout_secs)
+def run_oracle_driver(driver_path, *args, **options):
+    """Runs a driver script on the oracle (`run_driver`, same options); returns its
+    JSON report, after checking it ran on TF 2.15."""
+    report = run_driver(TF215_PYTHON, driver_path, *args, **options)
     assert report["tf_version"].startswith("2.15")
     return report
 
 
 def load_driver(path, name):
-    """Imports a driver script (run by both interpreters) as a module here."""
+    """Imports a driver script (run by both interpreters) as a module here.
+
+    As when it runs as a script, its folder is on the path: drivers import what
+    they share by name (`driver_tools`, `canned_driver`).
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.append(folder)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
