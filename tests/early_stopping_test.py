@@ -15,11 +15,17 @@ from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._engine import periodic_actions
 from estimator_lite._engine.event_files import new_summary_writer
 from estimator_lite._tf import tf
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import (
+    TF215_PYTHON,
+    driver_path,
+    load_driver,
+    requires_oracle,
+    run_oracle_driver,
+)
 from tests.support import models
 
 ERR_ONE_SCHEDULE = "give exactly one of run_every_secs and run_every_steps"
-_DRIVER = os.path.join(os.path.dirname(__file__), "oracle", "checkpoint_files_driver.py")
+_DRIVER = driver_path("checkpoint_files_driver.py")
 
 
 class FakeConfig:

@@ -20,7 +20,7 @@ from estimator_lite import inspect as inspect_lib
 from estimator_lite._engine import completion
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._engine import model_dir as names
-from tests.oracle import requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, requires_oracle, run_oracle_driver
 from tests.support import models, zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -215,7 +215,7 @@ def test_inspect_module_does_not_shadow_the_stdlib_inspect():
 @requires_oracle
 def test_reads_a_model_dir_written_by_tf_estimator_2_15(tmp_path):
     model_dir = str(tmp_path / "tf_estimator")
-    driver = run_oracle_driver(os.path.join(ROOT, "tests", "oracle", "inspect_driver.py"),
+    driver = run_oracle_driver(driver_path("inspect_driver.py"),
                                model_dir, timeout_secs=600, checkout_on_path=False)
     report = inspect_lib.inspect_model_dir(model_dir, recent_mins=5)
     assert [c["step"] for c in report["checkpoints"]] == [0, 10, 20, 30]

@@ -5,7 +5,6 @@ tf.estimator 2.15's), the outputs equal `Estimator.predict`'s; signatures, tags,
 threads, input checks and close() behave as documented.
 """
 
-import os
 import threading
 
 import numpy as np
@@ -13,11 +12,10 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 from tests.support import models
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "predictor_driver.py")
+DRIVER_PATH = driver_path("predictor_driver.py")
 driver = load_driver(DRIVER_PATH, "predictor_driver")
 
 TOLERANCE = 1e-6

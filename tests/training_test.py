@@ -14,13 +14,12 @@ from estimator_lite import training
 from estimator_lite._engine import completion
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._tf import tf
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 from tests.support import models
 from tests.support.tf_versions import serve
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXECUTOR_DRIVER = os.path.join(ROOT, "tests", "oracle", "executor_driver.py")
-MOCK_EXECUTOR_DRIVER = os.path.join(ROOT, "tests", "oracle", "mock_executor_driver.py")
+EXECUTOR_DRIVER = driver_path("executor_driver.py")
+MOCK_EXECUTOR_DRIVER = driver_path("mock_executor_driver.py")
 
 ERR_VALID_TYPES = "valid task types: chief, evaluator, master, ps, worker"
 ERR_ONE_EVALUATOR = r"only one evaluator \(index 0\)"

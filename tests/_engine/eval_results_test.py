@@ -10,18 +10,15 @@ oracle is there).
 """
 
 import logging as std_logging
-import os
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf2
 
 import estimator_lite as el
-from tests.oracle import TF215_PYTHON, requires_oracle, run_driver
+from tests.oracle import BOTH_SIDES, driver_path, run_driver_on
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER = os.path.join(ROOT, "tests", "oracle", "eval_results_driver.py")
+DRIVER = driver_path("eval_results_driver.py")
 
 
 def _scalar(type_name, dtype):
@@ -87,15 +84,9 @@ EXPECTED = {
 }
 
 
-def _run_driver(python, library):
-    return run_driver(python, DRIVER, library, timeout_secs=600)
-
-
-@pytest.mark.parametrize("library", [
-    "lite", pytest.param("oracle", marks=requires_oracle)])
+@pytest.mark.parametrize("library", BOTH_SIDES)
 def test_evaluation_results_have_tf_estimators_types_and_order(library):
-    python = sys.executable if library == "lite" else TF215_PYTHON
-    report = _run_driver(python, library)
+    report = run_driver_on(library, DRIVER, library, timeout_secs=600)
     tf_version = report.pop("tf_version")
     if library == "oracle":
         assert tf_version.startswith("2.15")

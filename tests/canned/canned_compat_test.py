@@ -21,11 +21,10 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite import canned
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 from tests.support import compare
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "canned_driver.py")
+DRIVER_PATH = driver_path("canned_driver.py")
 FIRST_STEPS = 20
 MORE_STEPS = 30
 METRIC_TOLERANCE = 1e-5

@@ -24,11 +24,10 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 from tests.support import compare
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "rnn_driver.py")
+DRIVER_PATH = driver_path("rnn_driver.py")
 FIRST_STEPS = 6
 MORE_STEPS = 10
 TOLERANCE = 1e-5

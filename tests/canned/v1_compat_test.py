@@ -18,16 +18,14 @@ and continues copies of both to MORE_STEPS. Then, for each kind:
     EXPORTED kinds: one per head).
 """
 
-import os
 
 import tensorflow as tf
 
 import estimator_lite.compat.v1 as tf_estimator_v1
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 from tests.support import compare
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "canned_v1_driver.py")
+DRIVER_PATH = driver_path("canned_v1_driver.py")
 FIRST_STEPS = 6
 MORE_STEPS = 10
 METRIC_TOLERANCE = 1e-5

@@ -15,10 +15,9 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite.tpu import TPUEstimatorSpec
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-INPUTS_DRIVER = os.path.join(ROOT, "tests", "oracle", "head_inputs_driver.py")
+INPUTS_DRIVER = driver_path("head_inputs_driver.py")
 ERR_SUBCLASS = ("Subclasses of Head must implement `create_estimator_spec()` or "
                 "_create_tpu_estimator_spec().")
 

@@ -4,7 +4,6 @@ cannot broadcast, prediction keys, MultiHead.metrics(); each compared with the
 oracle through tests/oracle/head_edges_driver.py."""
 
 import inspect
-import os
 import re
 
 import numpy as np
@@ -12,10 +11,9 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EDGES_DRIVER = os.path.join(ROOT, "tests", "oracle", "head_edges_driver.py")
+EDGES_DRIVER = driver_path("head_edges_driver.py")
 LOGITS = np.array([[1.0], [-0.5], [2.0]], np.float32)
 BROADCAST_ERROR = "weights can not be broadcast to values"
 

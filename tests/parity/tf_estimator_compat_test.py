@@ -6,17 +6,14 @@ named by ESTIMATOR_LITE_TF215_PYTHON. .ci/run builds that interpreter and sets t
 variable, so CI always runs this test; a plain local run without it skips it.
 """
 
-import os
 
-from tests.oracle import requires_oracle, run_oracle_driver
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.oracle import driver_path, requires_oracle, run_oracle_driver
 
 
 @requires_oracle
 def test_real_tf_estimator_is_driven_by_train_and_evaluate(tmp_path):
     report = run_oracle_driver(
-        os.path.join(ROOT, "tests", "oracle", "tf_estimator_driver.py"),
+        driver_path("tf_estimator_driver.py"),
         tmp_path / "model", timeout_secs=600)
     assert report["global_step"] == 25
     assert report["evaluated_steps"] == [10, 20, 25]  # each checkpoint, final included
