@@ -17,6 +17,7 @@ import tensorflow as tf2
 
 import estimator_lite as el
 from tests.oracle import BOTH_SIDES, driver_path, run_driver_on
+from tests.support import models
 
 DRIVER = driver_path("eval_results_driver.py")
 
@@ -105,14 +106,13 @@ def _model_fn(features, labels, mode):
     w = tf2.compat.v1.get_variable("w", [1, 1],
                                    initializer=tf2.compat.v1.zeros_initializer())
     predictions = tf2.matmul(features["x"], w)
-    if mode == el.ModeKeys.PREDICT:
-        return el.EstimatorSpec(mode, predictions={"y": predictions})
-    loss = tf2.reduce_mean(tf2.square(predictions - labels))
-    train_op = tf2.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
-        loss, global_step=tf2.compat.v1.train.get_global_step())
-    metrics = {"mse": tf2.compat.v1.metrics.mean_squared_error(labels, predictions),
-               "examples": (tf2.constant(4, tf2.int64), tf2.no_op())}
-    return el.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics)
+
+    def metrics():
+        return {"mse": tf2.compat.v1.metrics.mean_squared_error(labels, predictions),
+                "examples": (tf2.constant(4, tf2.int64), tf2.no_op())}
+
+    return models.squared_error_spec(mode, predictions, labels, learning_rate=0.01,
+                                     metrics_fn=metrics)
 
 
 def test_model_search_estimator_turns_results_into_python_numbers(tmp_path, monkeypatch):

@@ -45,7 +45,7 @@ def linear_model_fn(features, labels, mode, params):
                             predictions={"y": predictions})
 
 
-def squared_error_spec(mode, predictions, labels, learning_rate=0.1):
+def squared_error_spec(mode, predictions, labels, learning_rate=0.1, metrics_fn=None):
     """The EstimatorSpec of a small regression model_fn.
 
     Args:
@@ -53,6 +53,8 @@ def squared_error_spec(mode, predictions, labels, learning_rate=0.1):
       predictions: the model's output.
       labels: the model_fn's labels.
       learning_rate: of the SGD step that minimizes the loss.
+      metrics_fn: builds the eval_metric_ops (after the loss and the train op), or
+        None.
 
     Returns:
       In PREDICT, predictions {"y": predictions}; otherwise the mean squared error as
@@ -63,7 +65,8 @@ def squared_error_spec(mode, predictions, labels, learning_rate=0.1):
     loss = tf.reduce_mean(tf.square(predictions - labels))
     train_op = tf.train.GradientDescentOptimizer(learning_rate).minimize(
         loss, global_step=tf.train.get_global_step())
-    return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return el.EstimatorSpec(mode, loss=loss, train_op=train_op,
+                            eval_metric_ops=metrics_fn() if metrics_fn else None)
 
 
 def read_batches(input_fn, max_batches=50):
