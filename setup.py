@@ -59,9 +59,10 @@ setup(
         # three workers (pytest.ini), so the real-process scenarios' waits overlap
         # the CPU-bound tests (the suite fits 10 minutes on 2 cores).
         # mkdocs + mkdocstrings build the documentation site (docs/, mkdocs.yml);
-        # tests/docs_test.py builds it with --strict, so the test extra has them too.
-        # mypy: tests/typing_test.py type-checks the public API (setup.cfg); pinned to
-        # a minor, as a newer one may read the same code differently.
+        # tests/repository/docs_test.py builds it with --strict, so the test extra has
+        # them too. mypy: tests/repository/typing_test.py type-checks the public API
+        # (setup.cfg); pinned to a minor, as a newer one may read the same code
+        # differently.
         # On 3.7 (TF 1.15) the test extra is what the core subset (.ci/tf115) needs.
         "docs": ["mkdocs>=1.5" + _MODERN, "mkdocstrings[python]>=0.24" + _MODERN],
         "test": ["pytest>=7", "pytest-timeout>=2.1", "pytest-xdist>=3.0", "pyyaml>=6",

@@ -4,7 +4,7 @@ A drop-in for the parts of TF Estimator that TensorFlow 2.16 removed:
 ``import estimator_lite as tf_estimator``.
 
 Layers, top to bottom (each imports only from the layers below it;
-tests/layering_test.py checks the arrows):
+tests/repository/layering_test.py checks the arrows):
 - the tf.estimator API, under tf.estimator's own module names: `estimator`,
   `run_config`, `training`, `early_stopping`, `experimental`, `hooks`,
   `extenders`, `parsing_utils`, `inputs/`, `head/`, `optimizers/`, `canned/`
@@ -153,7 +153,8 @@ _LAZY = {name: module for table in (_SHARED_MODULE_NAMES, _OWN_MODULE_NAMES)
 
 if TYPE_CHECKING:
     # What type checkers see of the names loaded on first use: the same names
-    # from the same modules (tests/typing_test.py checks both lists agree).
+    # from the same modules (tests/repository/typing_test.py checks both lists
+    # agree).
     from estimator_lite import experimental as experimental
     from estimator_lite import export as export
     from estimator_lite import inputs as inputs

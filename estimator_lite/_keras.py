@@ -16,8 +16,9 @@ that must find its attribute raises a RuntimeError naming the Keras or TensorFlo
 release that lacks it; the few that may legitimately find nothing say so in their
 docstring. (TensorFlow's own internals stay with their owners: `_tf.py` for
 `Operation._add_control_inputs`, `_engine/distribute.py` for tf.distribute's.)
-tests/private_attributes_test.py checks that no other module reads these names.
-Keras 3's internal layer-name counters are reset here too (`isolated_keras_names`).
+tests/repository/private_attributes_test.py checks that no other module reads these
+names. Keras 3's internal layer-name counters are reset here too
+(`isolated_keras_names`).
 """
 
 import collections

@@ -1,7 +1,8 @@
 """The one place estimator_lite imports TensorFlow.
 
 Every other module does ``from estimator_lite._tf import tf`` and uses only names
-that also exist in TF 1.15's ``tf.compat.v1`` (tests/tf115_api_test.py checks it).
+that also exist in TF 1.15's ``tf.compat.v1`` (tests/repository/tf115_api_test.py
+checks it).
 Importing this module changes no global TensorFlow state: callers build every graph
 inside ``tf.Graph().as_default()``.
 

@@ -33,9 +33,9 @@ LONGEST_FILES_FIRST = (
     "tests/canned/v1_compat_test.py",
     "tests/faults/faults_signals_test.py",
     "tests/migration/unchanged_test.py",
-    "tests/benchmarks_test.py",
+    "tests/repository/benchmarks_test.py",
     "tests/head/keras_optimizer_test.py",
-    "tests/examples_test.py",
+    "tests/repository/examples_test.py",
 )
 
 
@@ -50,29 +50,30 @@ NOT_CORE = {
     "tests/distribute/": "multi-process strategy clusters",
     "tests/faults/": "multi-process fault injection",
     "tests/launch_test.py": "multi-process launcher clusters",
-    "tests/launch_network_test.py": "the launcher's network namespaces (another "
-                                    "host's needs root); not TF-version dependent",
-    "tests/kubernetes_manifest_test.py": "multi-process cluster from a manifest",
-    "tests/examples_test.py": "runs the examples' clusters; README's example runs "
-                              "on its own in .ci/matrix",
+    "tests/_engine/private_network_test.py":
+        "the launcher's network namespaces (another host's needs root); "
+        "not TF-version dependent",
+    "tests/repository/kubernetes_manifest_test.py": "multi-process cluster from a manifest",
+    "tests/repository/examples_test.py":
+        "runs the examples' clusters; README's example runs on its own in .ci/matrix",
     # Several logical devices: TF's own multi-device runtime, the core's slowest.
     "tests/_engine/distribute_strategies_test.py":
         "~160 s of MirroredStrategy/CentralStorageStrategy drivers; "
         "tests/_engine/distribute_test.py stays",
     "tests/techniques/towers_test.py": "replicate_model_fn on 2 and 4 logical devices: "
                                        "a quarter of the core's time alone",
-    "tests/benchmarks_test.py": "timings, not behaviour",
+    "tests/repository/benchmarks_test.py": "timings, not behaviour",
     # The corpora: long, and what they check is the library's answers, which the
     # core's own tests check on each version.
     "tests/migration/": "migration corpus",
     "tests/conformance/": "~950 scenarios against recorded oracle answers",
     "tests/third_party/": "third-party libraries (pinned in .ci/run only)",
     # Checks of the repository's text, the same on every Python/TF.
-    "tests/lint_test.py": "ruff on the tree",
-    "tests/docs_test.py": "MkDocs build of docs/",
-    "tests/build_test.py": "BUILD file coverage",
-    "tests/repo_test.py": "README and .ci/run agree",
-    "tests/tf115_api_test.py": "static scan of the tf names used",
+    "tests/repository/lint_test.py": "ruff on the tree",
+    "tests/repository/docs_test.py": "MkDocs build of docs/",
+    "tests/repository/build_test.py": "BUILD file coverage",
+    "tests/repository/repo_test.py": "README and .ci/run agree",
+    "tests/repository/tf115_api_test.py": "static scan of the tf names used",
 }
 
 

@@ -13,35 +13,19 @@ import estimator_lite as el
 from estimator_lite import early_stopping
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._engine import periodic_actions
-from estimator_lite._engine.event_files import new_summary_writer
 from estimator_lite._tf import tf
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import (
+    TF215_PYTHON,
+    driver_path,
+    load_driver,
+    requires_oracle,
+    run_oracle_driver,
+)
 from tests.support import models
+from tests.support.fakes import FakeEstimator, write_evals
 
 ERR_ONE_SCHEDULE = "give exactly one of run_every_secs and run_every_steps"
-_DRIVER = os.path.join(os.path.dirname(__file__), "oracle", "checkpoint_files_driver.py")
-
-
-class FakeConfig:
-    def __init__(self, is_chief):
-        self.is_chief = is_chief
-
-
-class FakeEstimator:
-    def __init__(self, model_dir, is_chief=True):
-        self.model_dir = str(model_dir)
-        self.config = FakeConfig(is_chief)
-
-    def eval_dir(self, name=None):
-        return os.path.join(self.model_dir, "eval" if not name else f"eval_{name}")
-
-
-def write_evals(eval_dir, metrics_by_step):
-    writer = new_summary_writer(eval_dir)
-    for step, metrics in metrics_by_step.items():
-        writer.add_summary(tf.Summary(value=[tf.Summary.Value(tag=k, simple_value=v)
-                                             for k, v in metrics.items()]), step)
-    writer.close()
+_DRIVER = driver_path("checkpoint_files_driver.py")
 
 
 def _should_stop(hook):

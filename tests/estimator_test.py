@@ -14,6 +14,7 @@ from google.protobuf import text_format
 
 import estimator_lite as el
 from estimator_lite._engine import local_cluster as cluster_lib
+from estimator_lite._tf import logging as estimator_lite_logging
 from estimator_lite._tf import tf
 from estimator_lite.early_stopping import read_eval_metrics
 from tests.support import models
@@ -714,7 +715,9 @@ def test_evaluation_summarizes_the_evaluated_checkpoint_path(tmp_path):
 
 
 def _predict_warnings(est, input_fn):
-    with mock.patch.object(tf2.compat.v1.logging, "warning") as warning:
+    # The logging module estimator_lite holds: importing tf_keras (another test
+    # file, earlier in this process) puts a new one on tf.compat.v1.
+    with mock.patch.object(estimator_lite_logging, "warning") as warning:
         next(est.predict(input_fn))
     return [call[0][0] for call in warning.call_args_list]
 
@@ -822,3 +825,83 @@ def test_get_iterator_from_input_fn_as_subclasses_use_it(tmp_path):
                                                               strategy)
         assert run(iterator, hooks, 2) == [[1.0, 4.0], [2.0, 5.0]]
     assert contexts == [(1, "eval")]
+
+
+# An Estimator's refusals start with tf.estimator 2.15's words. tf.estimator's own
+# unit tests (and programs written against it) match its error messages with
+# assertRaisesRegex; estimator_lite raises the same exception type with those words
+# first and its own detail after them. The patterns below are the ones tf.estimator
+# 2.15's estimator_test.py uses (the EstimatorSpec ones are in model_fn_test.py).
+
+
+def _two_row_input_fn():
+    return {"x": tf2.constant([[1.0], [2.0]])}, tf2.constant([[1.0], [0.0]])
+
+
+def _one_weight_model_fn(metrics=None, predictions=None):
+    """A model_fn with one weight; EVAL adds `metrics` (name: value tensor)."""
+    def model_fn(features, labels, mode):
+        weight = tf2.compat.v1.get_variable("w", [1, 1])
+        output = tf2.matmul(features["x"], weight)
+        loss = tf2.reduce_mean(tf2.square(output - labels)) if labels is not None else None
+        step = tf2.compat.v1.train.get_global_step()
+        ops = {name: tf2.compat.v1.metrics.mean(value(output))
+               for name, value in (metrics or {}).items()}
+        preds = predictions(output) if predictions else output
+        return el.EstimatorSpec(
+            mode, predictions=preds, loss=loss, eval_metric_ops=ops,
+            train_op=tf2.compat.v1.assign_add(step, 1) if mode == "train" else None)
+    return model_fn
+
+
+@pytest.mark.parametrize("name, words", [
+    ("global_step", "Metric with name `global_step` is not allowed"),
+    ("loss", 'Metric with name "loss" is not allowed'),
+])
+def test_a_metric_named_as_the_estimators_own_is_refused(tmp_path, name, words):
+    estimator = el.Estimator(_one_weight_model_fn(metrics={name: tf2.reduce_mean}),
+                             str(tmp_path))
+    estimator.train(_two_row_input_fn, steps=1)
+    with pytest.raises(ValueError, match=words) as raised:
+        estimator.evaluate(_two_row_input_fn, steps=1)
+    assert "because Estimator already defines a default metric" in str(raised.value)
+
+
+def test_an_input_fn_returning_three_things_is_refused(tmp_path):
+    estimator = el.Estimator(_one_weight_model_fn(), str(tmp_path))
+    with pytest.raises(ValueError, match="len 2 tuple") as raised:
+        estimator.train(lambda: (*_two_row_input_fn(), tf2.constant(1.0)), steps=1)
+    assert "length 3" in str(raised.value)
+
+
+def test_params_for_a_model_fn_without_params_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="does not include params argument"):
+        el.Estimator(_one_weight_model_fn(), str(tmp_path), params={"a": "b"})
+
+
+def test_predict_keys_are_checked_in_tf_estimators_words(tmp_path):
+    estimator = el.Estimator(_one_weight_model_fn(), str(tmp_path))
+    estimator.train(_two_row_input_fn, steps=1)
+    with pytest.raises(ValueError, match="predict_keys argument is not valid in case "
+                                         "of non-dict predictions"):
+        next(estimator.predict(_two_row_input_fn, predict_keys=["y"]))
+    keyed = el.Estimator(_one_weight_model_fn(predictions=lambda y: {"y1": y, "y2": 2 * y}),
+                         str(tmp_path))
+    with pytest.raises(ValueError, match="Expected to run at least one output from"):
+        next(keyed.predict(_two_row_input_fn, predict_keys=["y3"]))
+    # Keys naming no prediction are left out while one does (as tf.estimator),
+    # and the predictions keep their own order.
+    keys = ["y2", "y3", "y1"]
+    assert list(next(keyed.predict(_two_row_input_fn, predict_keys=keys))) == ["y1", "y2"]
+
+
+def test_predictions_of_different_batch_sizes_name_the_one_that_differs(tmp_path):
+    estimator = el.Estimator(
+        _one_weight_model_fn(predictions=lambda y: {"y1": y, "y2": y[:1]}), str(tmp_path))
+    estimator.train(_two_row_input_fn, steps=1)
+    with pytest.raises(ValueError, match="Batch length of predictions should be same. "
+                                         "y2 has different batch length") as raised:
+        next(estimator.predict(_two_row_input_fn))
+    assert "{'y1': 2, 'y2': 1}" in str(raised.value)
+    batch = next(estimator.predict(_two_row_input_fn, yield_single_examples=False))
+    assert np.shape(batch["y2"]) == (1, 1)

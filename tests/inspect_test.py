@@ -20,7 +20,7 @@ from estimator_lite import inspect as inspect_lib
 from estimator_lite._engine import completion
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._engine import model_dir as names
-from tests.oracle import TF215_PYTHON, requires_oracle
+from tests.oracle import driver_path, requires_oracle, run_oracle_driver
 from tests.support import models, zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -215,13 +215,8 @@ def test_inspect_module_does_not_shadow_the_stdlib_inspect():
 @requires_oracle
 def test_reads_a_model_dir_written_by_tf_estimator_2_15(tmp_path):
     model_dir = str(tmp_path / "tf_estimator")
-    env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "PYTHONPATH")}
-    result = zygote.run(
-        [TF215_PYTHON, os.path.join(ROOT, "tests", "oracle", "inspect_driver.py"),
-         model_dir], capture_output=True, text=True, env=env, timeout=600, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    driver = json.loads(result.stdout.strip().splitlines()[-1])
-    assert driver["tf_version"].startswith("2.15")
+    driver = run_oracle_driver(driver_path("inspect_driver.py"),
+                               model_dir, timeout_secs=600, checkout_on_path=False)
     report = inspect_lib.inspect_model_dir(model_dir, recent_mins=5)
     assert [c["step"] for c in report["checkpoints"]] == [0, 10, 20, 30]
     assert all(c["size_bytes"] > 0 for c in report["checkpoints"])

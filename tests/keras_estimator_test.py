@@ -12,9 +12,6 @@ input) is refused with the same error type.
 """
 
 import importlib.util
-import json
-import os
-import subprocess
 import sys
 
 import keras
@@ -23,12 +20,17 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
-from tests.support import zygote
+from tests.oracle import (
+    TF215_PYTHON,
+    driver_path,
+    finish_driver,
+    load_driver,
+    requires_oracle,
+    start_driver,
+)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DRIVER = os.path.join(ROOT, "tests", "oracle", "keras_estimator_driver.py")
-CASES_DRIVER = os.path.join(ROOT, "tests", "oracle", "keras_estimator_cases_driver.py")
+DRIVER = driver_path("keras_estimator_driver.py")
+CASES_DRIVER = driver_path("keras_estimator_cases_driver.py")
 HAS_TF_KERAS = importlib.util.find_spec("tf_keras") is not None
 # The weights start identical; Keras 3 draws its own dropout masks (seeded, so the
 # run is deterministic), which moves the result a little. Measured at 300 steps:
@@ -39,17 +41,12 @@ ACCURACY_TOLERANCE = 0.05
 
 
 def _start(python, which, work_dir, legacy=False, driver=DRIVER):
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    if legacy:
-        env["TF_USE_LEGACY_KERAS"] = "1"
-    return zygote.Popen([python, driver, which, str(work_dir)], env=env,
-                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return start_driver(python, driver, which, work_dir,
+                        **({"TF_USE_LEGACY_KERAS": "1"} if legacy else {}))
 
 
 def _result(process):
-    out, err = process.communicate(timeout=600)
-    assert process.returncode == 0, err[-3000:]
-    return json.loads(out.strip().splitlines()[-1])
+    return finish_driver(process, timeout_secs=600)
 
 
 @pytest.fixture(scope="module")

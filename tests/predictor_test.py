@@ -5,8 +5,6 @@ tf.estimator 2.15's), the outputs equal `Estimator.predict`'s; signatures, tags,
 threads, input checks and close() behave as documented.
 """
 
-import json
-import os
 import threading
 
 import numpy as np
@@ -14,11 +12,10 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
-from tests.support import models, zygote
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
+from tests.support import models
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "predictor_driver.py")
+DRIVER_PATH = driver_path("predictor_driver.py")
 driver = load_driver(DRIVER_PATH, "predictor_driver")
 
 TOLERANCE = 1e-6
@@ -415,15 +412,8 @@ def test_argument_errors(linear, tmp_path):
 
 @requires_oracle
 def test_tf_estimator_saved_models_give_its_own_predictions(tmp_path):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("TF_CONFIG", None)
-    env.pop("PYTHONPATH", None)  # the oracle must not see this checkout
-    result = zygote.run([TF215_PYTHON, DRIVER_PATH, str(tmp_path)],
-                        capture_output=True, text=True, env=env, timeout=900,
-                        check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["tf_version"].startswith("2.15")
+    # The oracle must not see this checkout.
+    report = run_oracle_driver(DRIVER_PATH, tmp_path, checkout_on_path=False)
     expected = {key: np.array(value) for key, value in report["predictions"].items()}
     features = driver.predict_features()
     examples = driver.serialized_examples(features)

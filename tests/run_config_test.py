@@ -9,12 +9,10 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite.run_config import parse_tf_config
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
-from tests.support import zygote
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 from tests.support.tf_versions import tf2_only
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TABLE_DRIVER = os.path.join(ROOT, "tests", "oracle", "run_config_driver.py")
+TABLE_DRIVER = driver_path("run_config_driver.py")
 
 CHIEF = "127.0.0.1:2220"
 WORKERS = ["127.0.0.1:2221", "127.0.0.1:2222"]
@@ -160,6 +158,15 @@ def test_model_dir_from_tf_config(monkeypatch, tmp_path):
     assert same.model_dir == str(tmp_path)
 
 
+def _assert_tf_config_refused(monkeypatch, tf_config, error_type, message):
+    """A RunConfig under `tf_config` raises `error_type`: tf.estimator's words first,
+    then `message`."""
+    with pytest.raises(error_type) as info:
+        _config(monkeypatch, tf_config)
+    assert str(info.value).startswith(ERR_FROM_TF_CONFIG)
+    assert message in str(info.value)
+
+
 @pytest.mark.parametrize("tf_config, message", [
     ("{not json", ERR_JSON),
     ('["a list"]', "must be a JSON object"),
@@ -182,10 +189,7 @@ def test_model_dir_from_tf_config(monkeypatch, tmp_path):
     ({"model_dir": ""}, "'model_dir' must be a non-empty path"),
 ])
 def test_invalid_tf_config(monkeypatch, tf_config, message):
-    with pytest.raises(ValueError) as info:
-        _config(monkeypatch, tf_config)
-    assert str(info.value).startswith(ERR_FROM_TF_CONFIG)
-    assert message in str(info.value)
+    _assert_tf_config_refused(monkeypatch, tf_config, ValueError, message)
 
 
 @pytest.mark.parametrize("tf_config, message", [
@@ -197,10 +201,7 @@ def test_invalid_tf_config(monkeypatch, tf_config, message):
 ])
 def test_tf_config_of_the_wrong_type(monkeypatch, tf_config, message):
     # TypeError where tf.estimator raises one (it builds a ClusterSpec, calls int()).
-    with pytest.raises(TypeError) as info:
-        _config(monkeypatch, tf_config)
-    assert str(info.value).startswith(ERR_FROM_TF_CONFIG)
-    assert message in str(info.value)
+    _assert_tf_config_refused(monkeypatch, tf_config, TypeError, message)
 
 
 @pytest.mark.parametrize("tf_config", [
@@ -518,13 +519,7 @@ _NOT_COMPARED = {("arguments:model_dir_bytes", "model_dir")}
 
 @requires_oracle
 def test_run_config_table_matches_tf_estimator(monkeypatch):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("TF_CONFIG", None)
-    result = zygote.run([TF215_PYTHON, TABLE_DRIVER], capture_output=True, text=True,
-                        env=env, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    oracle = json.loads(result.stdout.strip().splitlines()[-1])
-    assert oracle["tf_version"].startswith("2.15")
+    oracle = run_oracle_driver(TABLE_DRIVER, timeout_secs=300)
     driver = load_driver(TABLE_DRIVER, "run_config_driver")
     # estimator_lite has every tf.estimator property (and `environment` besides).
     assert set(oracle["properties"]) <= set(driver.public_properties(el))

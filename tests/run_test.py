@@ -243,19 +243,26 @@ PROBE_ESTIMATOR = ("import tensorflow_estimator\n"
                    "getattr(tensorflow_estimator, 'FAKE', None))\n")
 
 
+def _served_probe(tmp_path, site, runner):
+    """Runs PROBE_ESTIMATOR with `runner`, `site` on the path: estimator_lite must
+    serve tf.estimator; returns the run's stderr."""
+    _write(tmp_path, "probe.py", PROBE_ESTIMATOR)
+    env = _env(PYTHONPATH=os.pathsep.join([ROOT, str(site)]))
+    ran = _run([*runner, "probe.py"], tmp_path, env)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["_AliasModule", "None"]
+    return ran.stderr
+
+
 def test_a_tensorflow_estimator_that_cannot_import_here_is_replaced_in_one_line(tmp_path):
     fake = tmp_path / "site"
     _write(fake, "tensorflow_estimator/__init__.py", "FAKE = 'stale one'\n")
-    _write(tmp_path, "probe.py", PROBE_ESTIMATOR)
-    env = _env(PYTHONPATH=os.pathsep.join([ROOT, str(fake)]))
-    ran = _run([*RUNNER, "probe.py"], tmp_path, env)
-    assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.split() == ["_AliasModule", "None"]
-    notice = [line for line in ran.stderr.splitlines() if "tensorflow-estimator" in line]
+    stderr = _served_probe(tmp_path, fake, RUNNER)
+    notice = [line for line in stderr.splitlines() if "tensorflow-estimator" in line]
     assert notice == [
         f"estimator_lite.run: {SERVED} tensorflow-estimator (version unknown) at "
         f"{fake / 'tensorflow_estimator'}: TensorFlow {tensorflow_version()} has no "
-        "tf.estimator (removed in 2.16), so that package cannot import"], ran.stderr
+        "tf.estimator (removed in 2.16), so that package cannot import"], stderr
 
 
 @requires_oracle
@@ -287,16 +294,12 @@ def test_a_matching_tensorflow_estimator_that_fails_to_import_is_replaced(tmp_pa
            "Metadata-Version: 2.1\nName: tensorflow-estimator\nVersion: 2.15.0\n")
     _write(broken, "tensorflow_estimator-2.15.0.dist-info/top_level.txt",
            "tensorflow_estimator\n")
-    _write(tmp_path, "probe.py", PROBE_ESTIMATOR)
-    env = _env(PYTHONPATH=os.pathsep.join([ROOT, str(broken)]))
-    ran = _run([TF215_PYTHON, "-m", "estimator_lite.run", "probe.py"], tmp_path, env)
-    assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.split() == ["_AliasModule", "None"]
-    notices = [line for line in ran.stderr.splitlines() if "estimator_lite" in line]
+    stderr = _served_probe(tmp_path, broken, [TF215_PYTHON, "-m", "estimator_lite.run"])
+    notices = [line for line in stderr.splitlines() if "estimator_lite" in line]
     assert notices == [
         f"estimator_lite.run: {SERVED} tensorflow-estimator 2.15.0 at "
         f"{broken / 'tensorflow_estimator'}: importing it fails: ImportError: broken on "
-        "purpose (TensorFlow 2.15.1)"], ran.stderr
+        "purpose (TensorFlow 2.15.1)"], stderr
 
 
 TRAIN_AND_EVALUATE = textwrap.dedent("""\

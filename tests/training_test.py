@@ -1,6 +1,5 @@
 """Tests for train_and_evaluate, the specs, _TrainingExecutor and the evaluator."""
 
-import json
 import logging as std_logging
 import os
 import types
@@ -15,13 +14,12 @@ from estimator_lite import training
 from estimator_lite._engine import completion
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._tf import tf
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle, run_oracle_driver
-from tests.support import models, zygote
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
+from tests.support import models
 from tests.support.tf_versions import serve
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXECUTOR_DRIVER = os.path.join(ROOT, "tests", "oracle", "executor_driver.py")
-MOCK_EXECUTOR_DRIVER = os.path.join(ROOT, "tests", "oracle", "mock_executor_driver.py")
+EXECUTOR_DRIVER = driver_path("executor_driver.py")
+MOCK_EXECUTOR_DRIVER = driver_path("mock_executor_driver.py")
 
 ERR_VALID_TYPES = "valid task types: chief, evaluator, master, ps, worker"
 ERR_ONE_EVALUATOR = r"only one evaluator \(index 0\)"
@@ -381,13 +379,8 @@ def test_estimator_is_called_with_keywords(tmp_path, clock):
 
 @requires_oracle
 def test_train_and_evaluate_arguments_match_tf_estimator(tmp_path):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("TF_CONFIG", None)
-    result = zygote.run([TF215_PYTHON, EXECUTOR_DRIVER, str(tmp_path / "oracle")],
-                        capture_output=True, text=True, env=env, timeout=300,
-                        check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    expected = json.loads(result.stdout.strip().splitlines()[-1])["result"]
+    expected = run_oracle_driver(EXECUTOR_DRIVER, tmp_path / "oracle",
+                                 timeout_secs=300)["result"]
     driver = load_driver(EXECUTOR_DRIVER, "executor_driver")
     lib = types.SimpleNamespace(Estimator=el.Estimator, training=training,
                                 TrainSpec=el.TrainSpec, EvalSpec=el.EvalSpec)

@@ -21,11 +21,11 @@ import sys
 import numpy as np
 import pytest
 
-from tests.oracle import TF215_PYTHON, requires_oracle
+from tests.oracle import TF215_PYTHON, driver_path, requires_oracle
 from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER = os.path.join(ROOT, "tests", "oracle", "strategy_driver.py")
+DRIVER = driver_path("strategy_driver.py")
 RECORDED = os.path.join(ROOT, "tests", "data", "strategy_oracle.json")
 PREFIX = "STRATEGY_RESULTS "
 TOLERANCE = 1e-5

@@ -50,7 +50,7 @@ def test_metric_fetches_sort_the_names_then_global_step():
 
 def test_log_metrics_says_saving_dict_as_tf_estimator():
     """The INFO line of tf.estimator (checked on the oracle by
-    tests/eval_results_test.py): names sorted, str() of each value,
+    tests/_engine/eval_results_test.py): names sorted, str() of each value,
     bytes left out."""
     records = []
 

@@ -1,14 +1,13 @@
 """The training loop's periodic actions: checkpoint policy and saver, progress and ETA."""
 
 import json
-import os
 import types
 
 import pytest
 
 from estimator_lite._engine import periodic_actions
 from estimator_lite._tf import tf
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 
 
 def test_checkpoint_policy_enabled():
@@ -144,8 +143,7 @@ def test_a_collection_changed_after_a_save_reaches_the_later_meta_files(tmp_path
         assert third.read() == fourth.read()
 
 
-_DRIVER = os.path.join(os.path.dirname(os.path.dirname(__file__)), "oracle",
-                       "checkpoint_files_driver.py")
+_DRIVER = driver_path("checkpoint_files_driver.py")
 # The collection keys of the last .meta of tf.estimator 2.15's runs (the oracle's,
 # pinned so the test runs without it); a canned estimator's train op is in none.
 _MODEL_FN_KEYS = ["global_step", "global_step_read_op_cache", "init_op", "iterators",

@@ -10,51 +10,27 @@ outputs must agree within 1e-5. Dropout masks come from each stack's own random
 generator: only their number per run is compared.
 """
 
-import importlib.util
-import json
-import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
 import estimator_lite as el
-from tests.oracle import TF215_PYTHON, load_driver
-from tests.support import zygote
+from tests.oracle import (
+    TF215_PYTHON,
+    driver_path,
+    finish_driver,
+    legacy_keras_available,
+    load_driver,
+    requires_legacy_keras,
+    requires_oracle,
+    start_driver,
+)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER = os.path.join(ROOT, "tests", "oracle", "keras_driver.py")
+DRIVER = driver_path("keras_driver.py")
 DRIVER_MODULE = load_driver(DRIVER, "keras_driver")
 TOLERANCE = 1e-5
-HAS_TF_KERAS = importlib.util.find_spec("tf_keras") is not None
 METRIC_VARIABLE_PARTS = ("total", "count", "true_positives", "false_positives")
-
-requires_tf_keras = pytest.mark.skipif(not HAS_TF_KERAS, reason=(
-    "needs the tf-keras package (the legacy-keras extra) to run the tf-keras twin"))
-requires_oracle = pytest.mark.skipif(not TF215_PYTHON, reason=(
-    "needs ESTIMATOR_LITE_TF215_PYTHON: a Python with tensorflow-estimator 2.15 "
-    "(.ci/run provides one)"))
-
-
-def _start(command, work_dir, **env_extra):
-    env = dict(os.environ, PYTHONPATH=ROOT, **env_extra)
-    env.pop("TF_CONFIG", None)
-    return zygote.Popen(  # noqa: S603 (our own interpreters and script)
-        [*command, DRIVER, "oracle" if command[0] == TF215_PYTHON else "lite",
-         str(work_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=env)
-
-
-def _finish(process):
-    try:
-        stdout, stderr = process.communicate(timeout=600)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert process.returncode == 0, stderr[-4000:]
-    return json.loads(stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
@@ -63,14 +39,15 @@ def runs(tmp_path_factory):
     work = tmp_path_factory.mktemp("keras")
     processes = {}
     if TF215_PYTHON:
-        processes["oracle"] = _start([TF215_PYTHON], work / "oracle")
-    if HAS_TF_KERAS:
-        processes["tf_keras"] = _start([sys.executable], work / "tf_keras",
-                                       TF_USE_LEGACY_KERAS="1")
+        processes["oracle"] = start_driver(TF215_PYTHON, DRIVER, "oracle", work / "oracle")
+    if legacy_keras_available():
+        processes["tf_keras"] = start_driver(sys.executable, DRIVER, "lite",
+                                             work / "tf_keras", TF_USE_LEGACY_KERAS="1")
     try:
         results = {"keras3": DRIVER_MODULE.run_all(el, str(work / "keras3"))}
     finally:
-        reports = {name: _finish(p) for name, p in processes.items()}
+        reports = {name: finish_driver(p, timeout_secs=600)
+                   for name, p in processes.items()}
     if "oracle" in reports:
         assert reports["oracle"]["tf_version"].startswith("2.15")
     for name, report in reports.items():
@@ -138,7 +115,7 @@ def _moved(statistics):
 
 
 @pytest.mark.parametrize("reference", [
-    pytest.param("tf_keras", marks=requires_tf_keras),
+    pytest.param("tf_keras", marks=requires_legacy_keras),
     pytest.param("oracle", marks=requires_oracle)])
 def test_batch_norm_statistics_match(runs, reference):
     expected = runs[reference]["no_dropout"]["statistics"]
@@ -148,7 +125,7 @@ def test_batch_norm_statistics_match(runs, reference):
 
 
 @pytest.mark.parametrize("reference", [
-    pytest.param("tf_keras", marks=requires_tf_keras),
+    pytest.param("tf_keras", marks=requires_legacy_keras),
     pytest.param("oracle", marks=requires_oracle)])
 def test_evaluate_predict_and_export_use_those_statistics(runs, reference):
     expected, actual = runs[reference]["no_dropout"], runs["keras3"]["no_dropout"]
@@ -157,7 +134,7 @@ def test_evaluate_predict_and_export_use_those_statistics(runs, reference):
 
 
 @pytest.mark.parametrize("reference", [
-    pytest.param("tf_keras", marks=requires_tf_keras),
+    pytest.param("tf_keras", marks=requires_legacy_keras),
     pytest.param("oracle", marks=requires_oracle)])
 def test_keras_metric_objects_match(runs, reference):
     """Keras Metric objects in eval_metric_ops and from add_metrics, evaluated twice."""
@@ -170,7 +147,7 @@ def test_keras_metric_objects_match(runs, reference):
                 if any(part in n for part in METRIC_VARIABLE_PARTS)]
 
 
-@requires_tf_keras
+@requires_legacy_keras
 @requires_oracle
 def test_tf_keras_matches_the_oracle_with_dropout(runs):
     """tf-keras draws the oracle's dropout masks (same graph seed): same statistics."""

@@ -1,7 +1,6 @@
 """DNNClassifier / DNNRegressor: train, evaluate, predict, export; arguments."""
 
 import importlib.util
-import os
 import re
 
 import numpy as np
@@ -11,9 +10,9 @@ import tensorflow as tf
 import estimator_lite as el
 from estimator_lite import canned
 from estimator_lite.compat import v1
+from tests.oracle import driver_path
 
-DRIVER_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                           "oracle", "canned_driver.py")
+DRIVER_PATH = driver_path("canned_driver.py")
 BINARY_METRICS = {"accuracy", "accuracy_baseline", "auc", "auc_precision_recall",
                   "average_loss", "label/mean", "loss", "precision", "prediction/mean",
                   "recall", "global_step"}

@@ -14,11 +14,11 @@ import pytest
 
 from estimator_lite.canned import flavors
 from estimator_lite.canned import head as head_lib
-from tests.oracle import requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, requires_oracle, run_oracle_driver
 from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER = os.path.join(ROOT, "tests", "oracle", "v1_head_factories_driver.py")
+DRIVER = driver_path("v1_head_factories_driver.py")
 
 # tf.estimator 2.15's signatures (tensorflow_estimator/python/estimator/canned/head.py).
 SIGNATURES = {

@@ -19,10 +19,9 @@ import tensorflow as tf
 
 from estimator_lite.canned import kmeans as kmeans_lib
 from estimator_lite.compat import v1
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "kmeans_driver.py")
+DRIVER_PATH = driver_path("kmeans_driver.py")
 TOLERANCE = 1e-5
 
 driver = load_driver(DRIVER_PATH, "kmeans_driver")

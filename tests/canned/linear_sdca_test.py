@@ -22,10 +22,9 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite.canned import linear_sdca
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "linear_sdca_driver.py")
+DRIVER_PATH = driver_path("linear_sdca_driver.py")
 FIRST_STEPS = 25  # 2.5 passes over the 10 examples: states are read back
 MORE_STEPS = 35
 TOLERANCE = 1e-5

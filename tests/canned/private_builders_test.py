@@ -11,7 +11,6 @@ step's values, filters and parsed inputs.
 """
 
 import os
-import sys
 from unittest import mock
 
 import numpy as np
@@ -20,10 +19,10 @@ import tensorflow as tf
 
 import estimator_lite
 from estimator_lite._pycompat import zip_strict
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
+from tests.support.installed import installed_as_tf_estimator
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "private_builders_driver.py")
+DRIVER_PATH = driver_path("private_builders_driver.py")
 
 driver = load_driver(DRIVER_PATH, "private_builders_driver")
 
@@ -31,13 +30,8 @@ driver = load_driver(DRIVER_PATH, "private_builders_driver")
 @pytest.fixture
 def modules():
     """The private modules, served by estimator_lite while the test runs."""
-    estimator_lite.install_as_tf_estimator()
-    try:
+    with installed_as_tf_estimator():
         yield driver.import_modules()
-    finally:
-        estimator_lite.uninstall_as_tf_estimator()
-        for name in [n for n in sys.modules if n.startswith("tensorflow_estimator")]:
-            del sys.modules[name]
 
 
 @pytest.fixture(scope="module")

@@ -24,10 +24,10 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
+from tests.support import compare
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "rnn_driver.py")
+DRIVER_PATH = driver_path("rnn_driver.py")
 FIRST_STEPS = 6
 MORE_STEPS = 10
 TOLERANCE = 1e-5
@@ -43,22 +43,6 @@ def oracle(tmp_path_factory):
                                       MORE_STEPS)
 
 
-def _signatures(export_dir):
-    """{signature key: (method, {input: dtype}, {output: dtype})} of a SavedModel."""
-    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
-        meta_graph = tf.compat.v1.saved_model.loader.load(session, ["serve"], export_dir)
-    return {key: (sig.method_name,
-                  {name: info.dtype for name, info in sig.inputs.items()},
-                  {name: info.dtype for name, info in sig.outputs.items()})
-            for key, sig in meta_graph.signature_def.items()}
-
-
-def _assert_metrics_close(actual, expected):
-    assert sorted(actual) == sorted(expected)
-    for key, value in expected.items():
-        assert actual[key] == pytest.approx(value, rel=TOLERANCE, abs=TOLERANCE), key
-
-
 @requires_oracle
 @pytest.mark.parametrize("kind", driver.KINDS)
 def test_tf_estimator_model_dir_evaluates_and_trains_on(kind, oracle, tmp_path):
@@ -67,8 +51,8 @@ def test_tf_estimator_model_dir_evaluates_and_trains_on(kind, oracle, tmp_path):
     model_dir = str(tmp_path / kind)
     shutil.copytree(os.path.join(workdir, kind, "tf"), model_dir)
     estimator, label_key = driver.build(el.experimental, el, kind, model_dir)
-    _assert_metrics_close(estimator.evaluate(driver.input_fn(label_key, 1)),
-                          expected["metrics"])
+    compare.assert_metrics_close(estimator.evaluate(driver.input_fn(label_key, 1)),
+                                 expected["metrics"], TOLERANCE)
     if kind in driver.PREDICTED_KINDS:
         predictions = next(estimator.predict(driver.input_fn(label_key, 1),
                                              yield_single_examples=False))
@@ -80,16 +64,13 @@ def test_tf_estimator_model_dir_evaluates_and_trains_on(kind, oracle, tmp_path):
     if kind in driver.EXPORTED_KINDS:
         export_dir = estimator.export_saved_model(
             str(tmp_path / "export"), driver.serving_input_receiver_fn(el.export))
-        assert _signatures(export_dir) == _signatures(expected["export_dir"])
+        assert compare.signatures(export_dir) == compare.signatures(expected["export_dir"])
     estimator.train(driver.input_fn(label_key), max_steps=MORE_STEPS)
     assert tf.train.load_variable(model_dir, "global_step") == MORE_STEPS
     # estimator_lite's own checkpoint: tf.estimator's names, shapes and dtypes.
     assert driver.checkpoint_variables(model_dir) == expected["variables"]
     more_dir = os.path.join(workdir, kind, "tf_more")
-    for name in expected["variables"]:
-        np.testing.assert_allclose(
-            tf.train.load_variable(model_dir, name),
-            tf.train.load_variable(more_dir, name), rtol=1e-4, atol=1e-6, err_msg=name)
+    compare.assert_same_variables(model_dir, more_dir, expected["variables"])
 
 
 def _sequence_column():

@@ -26,6 +26,7 @@ from estimator_lite import _keras
 from estimator_lite.canned import optimizers
 from tests.oracle import (
     LEGACY_KERAS_REASON,
+    driver_path,
     legacy_keras_available,
     load_driver,
     requires_oracle,
@@ -34,7 +35,7 @@ from tests.oracle import (
 from tests.support import zygote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "user_optimizer_driver.py")
+DRIVER_PATH = driver_path("user_optimizer_driver.py")
 RTOL, ATOL = 1e-4, 1e-5
 
 driver = load_driver(DRIVER_PATH, "user_optimizer_driver")

@@ -1,7 +1,7 @@
 """TF1-era model_dirs keep training, both ways: estimator_lite.compat.v1's canned
 estimators against TF 2.15's tf.compat.v1.estimator.
 
-tests/compat/canned_v1_driver.py builds one estimator of every v1 canned class
+tests/oracle/canned_v1_driver.py builds one estimator of every v1 canned class
 (DNN/Linear/DNNLinearCombined/Baseline x Classifier/Regressor; default and named
 optimizers, an Ftrl instance, batch norm, weights, label vocabularies) for both
 libraries. estimator_lite trains each to step FIRST_STEPS (``lite``); the TF 2.15
@@ -18,20 +18,14 @@ and continues copies of both to MORE_STEPS. Then, for each kind:
     EXPORTED kinds: one per head).
 """
 
-import json
-import os
 
-import numpy as np
-import pytest
 import tensorflow as tf
 
 import estimator_lite.compat.v1 as tf_estimator_v1
-from tests.canned.canned_compat_test import _signatures
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
-from tests.support import zygote
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
+from tests.support import compare
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "canned_v1_driver.py")
+DRIVER_PATH = driver_path("canned_v1_driver.py")
 FIRST_STEPS = 6
 MORE_STEPS = 10
 METRIC_TOLERANCE = 1e-5
@@ -40,34 +34,10 @@ driver = load_driver(DRIVER_PATH, "canned_v1_driver")
 base = driver.base
 
 
-def _run_oracle(workdir):
-    env = dict(os.environ)
-    env.pop("TF_CONFIG", None)
-    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    result = zygote.run(
-        [TF215_PYTHON, DRIVER_PATH, "run", workdir, str(FIRST_STEPS), str(MORE_STEPS)],
-        capture_output=True, text=True, env=env, timeout=900, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["tf_version"].startswith("2.15")
-    return report
-
-
-def _assert_metrics_close(actual, expected, kind):
-    assert sorted(actual) == sorted(expected), kind
-    for key, value in expected.items():
-        assert actual[key] == pytest.approx(value, rel=METRIC_TOLERANCE,
-                                            abs=METRIC_TOLERANCE), f"{kind}: {key}"
-
-
-def _assert_same_variables(actual_dir, expected_dir, kind):
+def _assert_same_checkpoints(actual_dir, expected_dir, kind):
     expected = base.checkpoint_variables(expected_dir)
     assert base.checkpoint_variables(actual_dir) == expected, kind
-    for name in expected:
-        np.testing.assert_allclose(
-            tf.train.load_variable(actual_dir, name),
-            tf.train.load_variable(expected_dir, name), rtol=1e-4, atol=1e-6,
-            err_msg=f"{kind}: {name}")
+    compare.assert_same_variables(actual_dir, expected_dir, expected, kind)
 
 
 @requires_oracle
@@ -77,27 +47,29 @@ def test_v1_model_dirs_keep_training_both_ways(tmp_path):
         estimator, label_key = driver.build(tf_estimator_v1, kind,
                                             driver.model_dir(work, kind, "lite"))
         estimator.train(base.input_fn(label_key), max_steps=FIRST_STEPS)
-    oracle = _run_oracle(work)
+    oracle = run_oracle_driver(DRIVER_PATH, "run", work, FIRST_STEPS, MORE_STEPS)
     for kind in driver.KINDS:
         expected = oracle[kind]
         lite_dir = driver.model_dir(work, kind, "lite")
         assert base.checkpoint_variables(lite_dir) == expected["variables"], kind
         estimator, label_key = driver.build(tf_estimator_v1, kind, lite_dir)
-        _assert_metrics_close(expected["lite_metrics"],
-                              estimator.evaluate(base.input_fn(label_key, 1)), kind)
+        compare.assert_metrics_close(expected["lite_metrics"],
+                                     estimator.evaluate(base.input_fn(label_key, 1)),
+                                     METRIC_TOLERANCE, kind)
         if kind in driver.EXPORTED:
             export_dir = estimator.export_saved_model(
                 driver.model_dir(work, kind, "export_lite"),
                 base.serving_input_receiver_fn(tf_estimator_v1.export))
-            assert _signatures(export_dir) == _signatures(expected["export_dir"]), kind
+            assert compare.signatures(export_dir) == compare.signatures(
+                expected["export_dir"]), kind
         from_tf, _ = driver.build(tf_estimator_v1, kind,
                                   driver.model_dir(work, kind, "tf"))
-        _assert_metrics_close(from_tf.evaluate(base.input_fn(label_key, 1)),
-                              expected["metrics"], kind)
+        compare.assert_metrics_close(from_tf.evaluate(base.input_fn(label_key, 1)),
+                                     expected["metrics"], METRIC_TOLERANCE, kind)
         for source in ("tf", "lite") if kind in driver.REVERSE_CONTINUED else ("tf",):
             driver.continue_copy(tf_estimator_v1, work, kind, source, f"{source}_by_lite",
                                  MORE_STEPS)
-            _assert_same_variables(driver.model_dir(work, kind, f"{source}_by_lite"),
-                                   driver.model_dir(work, kind, f"{source}_by_tf"), kind)
+            _assert_same_checkpoints(driver.model_dir(work, kind, f"{source}_by_lite"),
+                                     driver.model_dir(work, kind, f"{source}_by_tf"), kind)
         assert tf.train.load_variable(driver.model_dir(work, kind, "tf_by_lite"),
                                       "global_step") == MORE_STEPS

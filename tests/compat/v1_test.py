@@ -9,7 +9,11 @@ from compat.v1" table.
 import estimator_lite as el
 from estimator_lite.canned import v1 as canned_v1
 from estimator_lite.compat import v1
-from tests.support.public_names import documented_absent_names, dumped_names, resolves
+from tests.support.public_names import (
+    dumped_names,
+    stale_absent_names,
+    undocumented_missing_names,
+)
 
 PREFIX = "tf.compat.v1.estimator."
 V1_ONLY_CANNED = ("DNNClassifier", "DNNRegressor", "DNNEstimator", "LinearClassifier",
@@ -18,16 +22,12 @@ V1_ONLY_CANNED = ("DNNClassifier", "DNNRegressor", "DNNEstimator", "LinearClassi
                   "BaselineClassifier", "BaselineRegressor", "BaselineEstimator")
 
 
+NAMES_FILE = "tf_compat_v1_estimator_2_15_public_names.txt"
+ABSENT_HEADING = "## Deliberately absent from compat.v1"
+
+
 def _v1_names():
-    return dumped_names("tf_compat_v1_estimator_2_15_public_names.txt", PREFIX)
-
-
-def _resolves(dotted):
-    return resolves(v1, dotted)
-
-
-def _readme_absent_names():
-    return documented_absent_names("## Deliberately absent from compat.v1", PREFIX)
+    return dumped_names(NAMES_FILE, PREFIX)
 
 
 def test_the_list_is_the_real_one():
@@ -37,14 +37,11 @@ def test_the_list_is_the_real_one():
 
 
 def test_every_name_is_present_or_deliberately_absent():
-    absent = _readme_absent_names()
-    missing = [n for n in _v1_names() if not _resolves(n) and n not in absent]
-    assert missing == []
+    assert undocumented_missing_names(v1, NAMES_FILE, PREFIX, ABSENT_HEADING) == []
 
 
 def test_absent_table_lists_only_names_that_are_really_absent():
-    stale = sorted(n for n in _readme_absent_names() if _resolves(n))
-    assert stale == []
+    assert stale_absent_names(v1, PREFIX, ABSENT_HEADING) == []
 
 
 def test_no_extra_names():

@@ -1,41 +1,30 @@
 """experimental_export_all_saved_models writes tf.estimator 2.15's train/eval/serve
 MetaGraphs: same tags, signature keys, methods, input and output names."""
 
-import json
-import os
-import subprocess
 import sys
 
 import pytest
 
-from tests.oracle import TF215_PYTHON, requires_oracle
-from tests.support import zygote
+from tests.oracle import (
+    TF215_PYTHON,
+    driver_path,
+    finish_driver,
+    requires_oracle,
+    start_driver,
+)
 from tests.support.tf_versions import tf2_only
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER = os.path.join(ROOT, "tests", "oracle", "export_all_driver.py")
-
-
-def _start(python, library):
-    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("TF_CONFIG", None)
-    return zygote.Popen([python, DRIVER, library], stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE, text=True, env=env)
-
-
-def _report(process):
-    out, err = process.communicate(timeout=300)
-    assert process.returncode == 0, err[-4000:]
-    return json.loads(out.strip().splitlines()[-1])
+DRIVER = driver_path("export_all_driver.py")
 
 
 @pytest.fixture(scope="module")
 def reports():
     """Both libraries' reports; the two processes run side by side."""
-    started = {"lite": _start(sys.executable, "lite")}
+    started = {"lite": start_driver(sys.executable, DRIVER, "lite")}
     if TF215_PYTHON:
-        started["oracle"] = _start(TF215_PYTHON, "oracle")
-    return {name: _report(process) for name, process in started.items()}
+        started["oracle"] = start_driver(TF215_PYTHON, DRIVER, "oracle")
+    return {name: finish_driver(process, timeout_secs=300)
+            for name, process in started.items()}
 
 
 def test_three_meta_graphs_share_the_trained_variables(reports):

@@ -8,6 +8,7 @@ deadlines (no fixed sleeps), and reads what a model_dir holds (checkpoints,
 evaluations, exports) through the library's own on-disk names.
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -22,7 +23,8 @@ from estimator_lite._engine import model_dir as model_dir_lib
 
 # The one import of the local-cluster helpers (moved here from estimator_lite.cluster).
 from estimator_lite._engine.local_cluster import local_cluster_spec, tf_config
-from tests.faults.job import EXPORTER_NAME, ROLLBACK_TAG
+from tests.faults.job import EXPORTER_NAME
+from tests.faults.job_parts import ROLLBACK_TAG
 from tests.support import zygote
 
 __all__ = ["Cluster", "wait_for", "restores", "export_step", "EXPORTER_NAME"]
@@ -132,22 +134,37 @@ class Cluster:
         role = self._roles[label]
         if role.process is not None and role.process.poll() is None:
             raise AssertionError(f"{label} is still running (pid {role.process.pid})")
+        log_path = os.path.join(self.log_dir, f"{label}.{len(role.processes)}.log")
+        args = [*self._launcher(label), self.python, self.program, "--model-dir",
+                self.model_dir, "--status-dir", self.status_dir, *self.job_args,
+                *extra_args]
+        with open(log_path, "wb") as log:
+            role.processes.append(self._popen(args, stdout=log,
+                                              stderr=subprocess.STDOUT,
+                                              env=self._role_env(role),
+                                              cwd=self.work_dir))
+        role.logs.append(log_path)
+        return role.process
+
+    def _role_env(self, role):
+        """The environment a role's process starts with."""
         env = dict(os.environ, PYTHONPATH=_ROOT, TF_CPP_MIN_LOG_LEVEL="1",
-                   TF_CONFIG=tf_config(self.spec_for(label), role.task_type,
+                   TF_CONFIG=tf_config(self.spec_for(role.label), role.task_type,
                                        role.index),
                    **self.env)
         # Operators tune how long roles wait for stragglers; 15 s instead of 60 s
         # keeps the missing-worker and late-role scenarios short.
         env.setdefault(STRAGGLER_GRACE_ENV, str(STRAGGLER_GRACE_SECS))
-        log_path = os.path.join(self.log_dir, f"{label}.{len(role.processes)}.log")
-        args = [self.python, self.program, "--model-dir", self.model_dir, "--status-dir",
-                self.status_dir, *self.job_args, *extra_args]
-        with open(log_path, "wb") as log:
-            role.processes.append(zygote.Popen(args, stdout=log,
-                                               stderr=subprocess.STDOUT, env=env,
-                                               cwd=self.work_dir))
-        role.logs.append(log_path)
-        return role.process
+        return env
+
+    def _launcher(self, label):
+        """What runs before the interpreter on a role's command line (nothing here;
+        netns.py runs each role inside its network namespace)."""
+        del label
+        return []
+
+    # Forked from the test fork server: each role is still its own process.
+    _popen = staticmethod(zygote.Popen)
 
     def spec_for(self, label):
         """The cluster spec in role `label`'s TF_CONFIG (the same for every role
@@ -230,6 +247,16 @@ class Cluster:
                 raise AssertionError(f"roles {stuck} still running {timeout_secs} s "
                                      f"later; exit codes so far: {codes}")
             time.sleep(_POLL_SECS * 10)
+
+    def close(self):
+        """Ends the cluster: its processes (a subclass releases what else it made)."""
+        self.stop_all()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
 
     def stop_all(self):
         """SIGKILLs every process this cluster started that is still alive."""
@@ -350,3 +377,35 @@ def show_logs_if_failed(request, cluster):
     report = getattr(request.node, "faults_report_call", None)
     if report is None or report.failed:
         print(f"\n##### logs of {cluster.work_dir}\n{cluster.log_tails()}")
+
+
+@contextlib.contextmanager
+def closing_clusters(cluster_class, tmp_path, request):
+    """A factory of clusters for a fixture; each is closed at the end.
+
+    When the test failed, the tail of every role's log of each cluster is printed
+    after it closed (`show_logs_if_failed`).
+
+    Args:
+      cluster_class: Cluster or a subclass.
+      tmp_path: the test's tmp dir; cluster N works in `<tmp_path>/cluster<N>`.
+      request: the test's pytest request.
+
+    Yields:
+      make(job_args=(), **kwargs): a new `cluster_class(work_dir, job_args, **kwargs)`.
+    """
+    made = []
+
+    def make(job_args=(), **kwargs):
+        cluster = cluster_class(tmp_path / f"cluster{len(made)}", job_args, **kwargs)
+        made.append(cluster)
+        return cluster
+
+    try:
+        yield make
+    finally:
+        for cluster in made:
+            try:
+                cluster.close()
+            finally:
+                show_logs_if_failed(request, cluster)

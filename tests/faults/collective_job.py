@@ -22,13 +22,13 @@ Prints ``FAULTS_JOB_DONE <json>`` on success and exits 0.
 
 import argparse
 import json
-import logging
 import os
 import sys
-import time
 
-import numpy as np
 import tensorflow as tf
+
+from tests.faults import job_parts
+from tests.faults.job_parts import BATCH_SIZE, NUM_EXAMPLES, NUM_FEATURES
 
 if os.environ.get("FAULTS_ESTIMATOR") == "tf_estimator":
     import tensorflow_estimator as _tfe
@@ -36,89 +36,32 @@ if os.environ.get("FAULTS_ESTIMATOR") == "tf_estimator":
 else:
     import estimator_lite as el
 
-# Logged as "<tag> <step before> <step after>" when the global step goes back
-# (the same tag as job.py's, so `Cluster.steps_lost` reads both).
-ROLLBACK_TAG = "faults job: global step went back"
-_NUM_FEATURES = 4
-_NUM_EXAMPLES = 256
-_BATCH_SIZE = 16
 _STRATEGIES = {
     "v2": tf.distribute.MultiWorkerMirroredStrategy,
     "v1": tf.compat.v1.distribute.experimental.MultiWorkerMirroredStrategy,
 }
 
 
-class PaceAndStatusHook(tf.compat.v1.train.SessionRunHook):
-    """Sleeps after every step and writes the global step this task last saw."""
-
-    def __init__(self, sleep_secs, path):
-        self._sleep_secs = sleep_secs
-        self._path = path
-        self._global_step = None
-        self._last_step = None
-
-    def begin(self):
-        self._global_step = tf.compat.v1.train.get_global_step()
-
-    def before_run(self, run_context):
-        del run_context
-        return tf.compat.v1.train.SessionRunArgs(self._global_step)
-
-    def after_run(self, run_context, run_values):
-        del run_context
-        step = int(run_values.results)
-        if self._last_step is not None and step < self._last_step:
-            tf.compat.v1.logging.warning("%s %d %d", ROLLBACK_TAG, self._last_step, step)
-        self._last_step = step
-        if self._path:
-            temp = f"{self._path}.tmp"
-            with open(temp, "w", encoding="utf-8") as f:
-                f.write(str(step))
-            os.replace(temp, self._path)
-        time.sleep(self._sleep_secs)
-
-
-def _data():
-    rng = np.random.RandomState(0)
-    x = rng.normal(size=(_NUM_EXAMPLES, _NUM_FEATURES)).astype(np.float32)
-    y = (x @ np.arange(1, _NUM_FEATURES + 1, dtype=np.float32) + 1.0).reshape(-1, 1)
-    return x, y
-
-
 def train_input_fn():
-    x, y = _data()
+    x, y = job_parts.data()
     dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, y))
-    return dataset.shuffle(_NUM_EXAMPLES, seed=1).repeat().batch(_BATCH_SIZE)
+    return dataset.shuffle(NUM_EXAMPLES, seed=1).repeat().batch(BATCH_SIZE)
 
 
 def eval_input_fn():
-    x, y = _data()
-    return tf.data.Dataset.from_tensor_slices(({"x": x[:64]}, y[:64])).batch(_BATCH_SIZE)
+    x, y = job_parts.data()
+    return tf.data.Dataset.from_tensor_slices(({"x": x[:64]}, y[:64])).batch(BATCH_SIZE)
 
 
 def model_fn(features, labels, mode):
     """A linear regressor built from tf.compat.v1 variables."""
-    w = tf.compat.v1.get_variable("w", [_NUM_FEATURES, 1])
+    w = tf.compat.v1.get_variable("w", [NUM_FEATURES, 1])
     b = tf.compat.v1.get_variable("b", [1], initializer=tf.compat.v1.zeros_initializer())
     predictions = tf.matmul(features["x"], w) + b
     loss = tf.compat.v1.losses.mean_squared_error(labels, predictions)
     if mode == el.ModeKeys.EVAL:
         return el.EstimatorSpec(mode, loss=loss)
-    optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.01)
-    train_op = optimizer.minimize(loss, tf.compat.v1.train.get_global_step())
-    return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
-
-
-def _configure_logging():
-    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
-    handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter(
-        "%(asctime)s.%(msecs)03d %(levelname)s:%(name)s: %(message)s", "%H:%M:%S"))
-    for name in ("tensorflow", "absl"):
-        logger = logging.getLogger(name)
-        logger.handlers[:] = [handler]
-        logger.propagate = False
-        logger.setLevel(logging.INFO)
+    return el.EstimatorSpec(mode, loss=loss, train_op=job_parts.minimize(loss))
 
 
 def _parse(argv):
@@ -137,7 +80,7 @@ def _parse(argv):
 def main(argv=None):
     """Runs this process's task of the job; returns the exit code."""
     args = _parse(argv)
-    _configure_logging()
+    job_parts.configure_logging()
     # As TF's multi-worker Estimator tutorial: graph mode first (tf.estimator's
     # evaluator cannot copy the strategy in eager mode), then the strategy, in
     # every task; an evaluator task is listed in the cluster (the strategy reads
@@ -158,7 +101,7 @@ def main(argv=None):
     estimator = el.Estimator(model_fn, config=config)
     status = (os.path.join(args.status_dir, f"{task['type']}-{task['index']}.step")
               if args.status_dir and trains else None)
-    hooks = [PaceAndStatusHook(args.step_sleep_ms / 1000, status)]
+    hooks = [job_parts.StepFileHook(status), job_parts.SleepHook(args.step_sleep_ms / 1000)]
     el.train_and_evaluate(
         estimator, el.TrainSpec(train_input_fn, max_steps=args.max_steps, hooks=hooks),
         el.EvalSpec(eval_input_fn, steps=None, start_delay_secs=0, throttle_secs=0))

@@ -11,14 +11,11 @@ recreated its session. tf.estimator (TF 2.15) needs ESTIMATOR_LITE_TF215_PYTHON:
     python -m tests.faults.collective_record --backend lite --window 60
 """
 
-import argparse
-import json
 import os
 import signal
-import sys
-import tempfile
 import time
 
+from tests.faults import recorder
 from tests.faults.cluster import Cluster, wait_for
 
 _JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "collective_job.py")
@@ -28,13 +25,12 @@ SCENARIOS = ("kill_worker1", "kill_restart_worker1", "kill_restart_worker0",
 
 def run(scenario, backend, window_secs, work_dir):
     """Runs one scenario; returns what every process did."""
-    oracle = backend == "tf_estimator"
-    python = os.environ["ESTIMATOR_LITE_TF215_PYTHON"] if oracle else sys.executable
     cluster = Cluster(work_dir, ["--max-steps", "600", "--save-steps", "100",
                                  "--step-sleep-ms", "20"],
-                      num_workers=2, num_ps=0, chief=False, program=_JOB, python=python,
+                      num_workers=2, num_ps=0, chief=False, program=_JOB,
+                      python=recorder.python_of(backend),
                       env={"FAULTS_ESTIMATOR": backend})
-    try:
+    with cluster:
         cluster.start_all(["worker0", "worker1"])
         wait_for(lambda: cluster.latest_checkpoint_step() >= 200, 240, "step 200")
         kind, label = scenario.rsplit("_", 1)
@@ -46,12 +42,7 @@ def run(scenario, backend, window_secs, work_dir):
             cluster.start(label)
         deadline = fault + window_secs
         while time.monotonic() < deadline:
-            for lab in ("worker0", "worker1"):
-                for i in range(cluster.incarnations(lab)):
-                    key = f"{lab}.{i}"
-                    process = cluster.process_of(lab, i)
-                    if key not in ended and process.poll() is not None:
-                        ended[key] = (process.poll(), round(time.monotonic() - fault, 1))
+            recorder.note_ended(cluster, ("worker0", "worker1"), fault, ended)
             time.sleep(0.2)
         result = {}
         for lab in ("worker0", "worker1"):
@@ -64,21 +55,13 @@ def run(scenario, backend, window_secs, work_dir):
                         "recreat" in line.lower() for line in text.splitlines()),
                 }
         return result
-    finally:
-        cluster.stop_all()
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("lite", "tf_estimator"), required=True)
-    parser.add_argument("--window", type=float, default=60)
-    parser.add_argument("--scenarios", nargs="*", default=SCENARIOS)
-    args = parser.parse_args()
-    for scenario in args.scenarios:
-        with tempfile.TemporaryDirectory() as work_dir:
-            result = run(scenario, args.backend, args.window, work_dir)
-        print(json.dumps({"backend": args.backend, "scenario": scenario, **result}),
-              flush=True)
+    args = recorder.arguments(__doc__, window_secs=60, scenarios=SCENARIOS).parse_args()
+    recorder.print_records(
+        args.backend, args.scenarios,
+        lambda scenario, work_dir: run(scenario, args.backend, args.window, work_dir))
 
 
 if __name__ == "__main__":

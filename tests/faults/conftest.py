@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.faults.cluster import Cluster, show_logs_if_failed
+from tests.faults.cluster import Cluster, closing_clusters
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -22,14 +22,5 @@ def make_cluster(tmp_path, request):
     and when the test failed the tail of every role's log is printed (pytest
     shows it under "Captured stdout teardown"; the full logs stay in tmp_path).
     """
-    clusters = []
-
-    def make(job_args=(), **kwargs):
-        cluster = Cluster(tmp_path / f"cluster{len(clusters)}", job_args, **kwargs)
-        clusters.append(cluster)
-        return cluster
-
-    yield make
-    for cluster in clusters:
-        cluster.stop_all()
-        show_logs_if_failed(request, cluster)
+    with closing_clusters(Cluster, tmp_path, request) as make:
+        yield make

@@ -62,6 +62,14 @@ def _mid_training(cluster, labels=TRAINERS):
     return saved
 
 
+def _cluster_mid_training(make_cluster, **options):
+    """A collective cluster (`_cluster`'s options) whose workers are half-way
+    between two saves."""
+    cluster = _cluster(make_cluster, **options)
+    _mid_training(cluster)
+    return cluster
+
+
 def _supervise(cluster, labels, timeout_secs, max_restarts=4):
     """Restarts every role of `labels` that exited non-zero (an orchestrator's
     restart policy) until all exited 0; returns {label: [exit codes]}."""
@@ -106,6 +114,26 @@ def _assert_finished(cluster, lost):
     assert lost <= SAVE_STEPS, f"{lost} steps lost, more than one save period"
 
 
+def _assert_restarted_job_finishes(cluster):
+    """The orchestrator restarts the job (both workers, from the newest checkpoint):
+    it finishes, losing at most the steps the fault lost."""
+    lost = _steps_lost(cluster)
+    cluster.start_all(list(TRAINERS))
+    codes = _supervise(cluster, TRAINERS, FINISH_SECS)
+    assert codes == {"worker0": [0], "worker1": [0]}, codes
+    _assert_finished(cluster, lost)
+
+
+def _assert_supervised_job_finishes(cluster):
+    """Every worker that ends is restarted (a pod's restart policy): the job
+    finishes, losing at most the steps the fault lost."""
+    lost = _steps_lost(cluster)
+    codes = _supervise(cluster, TRAINERS, FINISH_SECS)
+    print(f"exit codes of every incarnation after the fault: {codes}")
+    assert all(codes[label][-1] == 0 for label in TRAINERS), codes
+    _assert_finished(cluster, lost)
+
+
 def _assert_ended_naming(cluster, label, lost_label, fault_time):
     """`label`'s first incarnation exited 1 by itself, in time, naming the lost task
     and the newest checkpoint."""
@@ -124,17 +152,11 @@ def _assert_ended_naming(cluster, label, lost_label, fault_time):
     "v2", pytest.param("v1", marks=pytest.mark.slow)])  # tf.compat.v1's spelling
 def test_sigkill_worker_survivor_ends_and_job_restart_resumes(make_cluster, strategy):
     # Worker 1 dies and is not restarted: worker 0 (the chief) must not hang.
-    cluster = _cluster(make_cluster, strategy)
-    _mid_training(cluster)
+    cluster = _cluster_mid_training(make_cluster, strategy=strategy)
     assert cluster.kill("worker1") == -signal.SIGKILL
     fault = time.monotonic()
     _assert_ended_naming(cluster, "worker0", "worker 1", fault)
-    lost = _steps_lost(cluster)
-    # The orchestrator restarts the job: both workers, from the newest checkpoint.
-    cluster.start_all(list(TRAINERS))
-    codes = _supervise(cluster, TRAINERS, FINISH_SECS)
-    assert codes == {"worker0": [0], "worker1": [0]}, codes
-    _assert_finished(cluster, lost)
+    _assert_restarted_job_finishes(cluster)
 
 
 @pytest.mark.slow
@@ -142,18 +164,13 @@ def test_sigkill_worker_survivor_ends_and_job_restart_resumes(make_cluster, stra
 def test_sigkill_and_restart_one_worker(make_cluster, label):
     # The killed worker is restarted at once (a pod's restart policy): it cannot
     # join the survivor's collectives, so every process ends and is restarted.
-    cluster = _cluster(make_cluster)
-    _mid_training(cluster)
+    cluster = _cluster_mid_training(make_cluster)
     assert cluster.kill(label) == -signal.SIGKILL
     fault = time.monotonic()
     cluster.start(label)
     survivor = "worker0" if label == "worker1" else "worker1"
     _assert_ended_naming(cluster, survivor, None, fault)
-    lost = _steps_lost(cluster)
-    codes = _supervise(cluster, TRAINERS, FINISH_SECS)
-    print(f"exit codes of every incarnation after the fault: {codes}")
-    assert codes[survivor][-1] == 0 and codes[label][-1] == 0, codes
-    _assert_finished(cluster, lost)
+    _assert_supervised_job_finishes(cluster)
 
 
 def _serving(address):
@@ -182,8 +199,7 @@ def test_a_quickly_restarted_peer_is_seen_in_seconds(make_cluster, tmp_path):
     # can see it gone (worker 0 is stopped meanwhile, so this is certain). It
     # answers the probes but can never join worker 0's collectives: with the
     # default 600 s bound, worker 0 must still end within seconds, naming it.
-    cluster = _cluster(make_cluster, collective_timeout_secs=None)
-    _mid_training(cluster)
+    cluster = _cluster_mid_training(make_cluster, collective_timeout_secs=None)
     stand_in = None
     cluster.signal("worker0", signal.SIGSTOP)
     try:
@@ -204,11 +220,7 @@ def test_a_quickly_restarted_peer_is_seen_in_seconds(make_cluster, tmp_path):
     log = cluster.log_text("worker0")
     assert "which was restarted: it answers as a new incarnation" in log, log[-3000:]
     assert took < SURVIVOR_END_SECS  # not the 600 s bound
-    lost = _steps_lost(cluster)
-    codes = _supervise(cluster, TRAINERS, FINISH_SECS)
-    print(f"exit codes of every incarnation after the fault: {codes}")
-    assert codes["worker0"][-1] == 0 and codes["worker1"][-1] == 0, codes
-    _assert_finished(cluster, lost)
+    _assert_supervised_job_finishes(cluster)
 
 
 @pytest.mark.slow
@@ -216,8 +228,7 @@ def test_a_quickly_restarted_peer_is_seen_in_seconds(make_cluster, tmp_path):
 def test_sigterm_worker(make_cluster, label):
     # SIGTERM: the signalled worker ends its step and exits 143 (the chief saves
     # first); the other one ends by itself; restarting both finishes the job.
-    cluster = _cluster(make_cluster)
-    _mid_training(cluster)
+    cluster = _cluster_mid_training(make_cluster)
     cluster.signal(label, signal.SIGTERM)
     fault = time.monotonic()
     code = cluster.wait_exit(label, SURVIVOR_END_SECS)
@@ -229,11 +240,7 @@ def test_sigterm_worker(make_cluster, label):
         assert newest >= reached - 1, (newest, reached)
     survivor = "worker1" if label == "worker0" else "worker0"
     _assert_ended_naming(cluster, survivor, label.replace("worker", "worker "), fault)
-    lost = _steps_lost(cluster)
-    cluster.start_all(list(TRAINERS))
-    codes = _supervise(cluster, TRAINERS, FINISH_SECS)
-    assert codes == {"worker0": [0], "worker1": [0]}, codes
-    _assert_finished(cluster, lost)
+    _assert_restarted_job_finishes(cluster)
 
 
 @pytest.mark.slow

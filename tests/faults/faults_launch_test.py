@@ -30,7 +30,7 @@ from tests.faults.cluster import (
     restores,
     wait_for,
 )
-from tests.faults.job import ROLLBACK_TAG
+from tests.faults.job_parts import ROLLBACK_TAG
 from tests.faults.scenarios import (
     FAULT_AT_STEP,
     MAX_STEPS,

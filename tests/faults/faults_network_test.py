@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from tests.faults.cluster import restores, show_logs_if_failed, wait_for
+from tests.faults.cluster import closing_clusters, restores, wait_for
 from tests.faults.netns import (
     ORACLE_LIBRARY,
     NetnsCluster,
@@ -52,24 +52,16 @@ LIBRARIES = {"estimator_lite": None, "tf.estimator": ORACLE_LIBRARY}
 def make_netns_cluster(tmp_path, request):
     """A factory of NetnsClusters; each is closed (processes, devices) at teardown,
     and its logs' tails are printed when the test failed."""
-    clusters = []
+    with closing_clusters(NetnsCluster, tmp_path, request) as make:
 
-    def make(job_args=(), library=None):
-        if library == ORACLE_LIBRARY and not TF215_PYTHON:
-            pytest.skip(ORACLE_REASON)
-        python = TF215_PYTHON if library == ORACLE_LIBRARY else None
-        kwargs = {"python": python} if python else {}
-        cluster = NetnsCluster(tmp_path / f"cluster{len(clusters)}", job_args,
-                               library=library, **kwargs)
-        clusters.append(cluster)
-        return cluster
+        def make_for(job_args=(), library=None):
+            if library == ORACLE_LIBRARY and not TF215_PYTHON:
+                pytest.skip(ORACLE_REASON)
+            python = TF215_PYTHON if library == ORACLE_LIBRARY else None
+            kwargs = {"python": python} if python else {}
+            return make(job_args, library=library, **kwargs)
 
-    yield make
-    for cluster in clusters:
-        try:
-            show_logs_if_failed(request, cluster)
-        finally:
-            cluster.close()
+        yield make_for
 
 
 def _start_and_wait_mid_training(cluster):

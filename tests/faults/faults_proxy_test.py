@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.faults.cluster import export_step, restores, show_logs_if_failed, wait_for
+from tests.faults.cluster import closing_clusters, export_step, restores, wait_for
 from tests.faults.proxied import ProxiedCluster
 from tests.faults.scenarios import START_SECS, assert_job_succeeded
 
@@ -55,20 +55,16 @@ LOST_MESSAGE = "of a MultiWorkerMirroredStrategy job"
 def make_proxied_cluster(tmp_path, request):
     """A factory of ProxiedClusters; each is closed at teardown, and its logs'
     tails are printed when the test failed."""
-    clusters = []
+    with closing_clusters(ProxiedCluster, tmp_path, request) as make:
+        yield make
 
-    def make(job_args=(), **kwargs):
-        cluster = ProxiedCluster(tmp_path / f"cluster{len(clusters)}", job_args,
-                                 **kwargs)
-        clusters.append(cluster)
-        return cluster
 
-    yield make
-    for cluster in clusters:
-        try:
-            show_logs_if_failed(request, cluster)
-        finally:
-            cluster.close()
+def _black_hole(cluster, label):
+    """Black-holes every link of role `label` until healed; returns the links."""
+    links = cluster.links_of(label)
+    for link in links:
+        link.black_hole()
+    return links
 
 
 def _wait_roles(cluster, labels, deadline):
@@ -219,9 +215,7 @@ def test_short_black_hole_of_the_worker_links(make_proxied_cluster):
                           str(OPERATION_TIMEOUT_MS))
     labels = cluster.labels()
     start = _mid_training(cluster)
-    links = cluster.links_of("worker0")
-    for link in links:
-        link.black_hole()
+    links = _black_hole(cluster, "worker0")
     time.sleep(1)  # a step in flight may still end
     made = _steps_during(cluster, ["worker0"], SHORT_HOLE_SECS - 1)
     for link in links:
@@ -239,8 +233,7 @@ def test_long_black_hole_of_the_worker_links_ends_the_worker(make_proxied_cluste
                           str(OPERATION_TIMEOUT_MS))
     labels = cluster.labels()
     start = _mid_training(cluster)
-    for link in cluster.links_of("worker0"):
-        link.black_hole()  # for good: until the test ends
+    _black_hole(cluster, "worker0")  # for good: until the test ends
     codes = _wait_roles(cluster, labels, start + END_SECS)
     _record(f"ps: worker's links black-holed for good "
             f"(> operation_timeout_in_ms={OPERATION_TIMEOUT_MS})", cluster, labels,
@@ -367,9 +360,7 @@ def test_connection_resets_on_collective_links(make_proxied_cluster):
 def test_short_black_hole_of_a_collective_worker(make_proxied_cluster):
     cluster = _collective_cluster(make_proxied_cluster)
     start = _mid_training(cluster, _TRAINERS, step=50)
-    links = cluster.links_of("worker1")
-    for link in links:
-        link.black_hole()
+    links = _black_hole(cluster, "worker1")
     time.sleep(1)
     made = _steps_during(cluster, _TRAINERS, SHORT_HOLE_SECS - 1)
     for link in links:
@@ -386,9 +377,7 @@ def test_short_black_hole_of_a_collective_worker(make_proxied_cluster):
 def test_long_black_hole_of_a_collective_worker_ends_both(make_proxied_cluster):
     cluster = _collective_cluster(make_proxied_cluster)
     start = _mid_training(cluster, _TRAINERS, step=50)
-    links = cluster.links_of("worker1")
-    for link in links:
-        link.black_hole()
+    links = _black_hole(cluster, "worker1")
     codes = _wait_roles(cluster, _TRAINERS, start + COLLECTIVE_TIMEOUT_SECS + 60)
     ended = round(time.monotonic() - start, 1)
     print(f"both workers ended {ended} s after the black hole began: {codes}")

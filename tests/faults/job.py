@@ -35,107 +35,61 @@ Prints ``FAULTS_JOB_DONE <json>`` on success and exits 0.
 
 import argparse
 import json
-import logging
 import os
 import sys
 import time
 
-import numpy as np
 import tensorflow as tf
 
 import estimator_lite as el
+from tests.faults import job_parts
+from tests.faults.job_parts import (
+    BATCH_SIZE,
+    NUM_EXAMPLES,
+    NUM_FEATURES,
+    SleepHook,
+    StepFileHook,
+)
 
 EXPORTER_NAME = "latest"
-# Logged as "<tag> <step before> <step after>" when the global step goes back.
-ROLLBACK_TAG = "faults job: global step went back"
-_NUM_FEATURES = 4
 _HIDDEN_UNITS = 8
-_NUM_EXAMPLES = 256
-_BATCH_SIZE = 16
 _EVAL_EXAMPLES = 64
-
-
-class SleepHook(tf.compat.v1.train.SessionRunHook):
-    """Sleeps after every step, to pace a run without making steps fewer."""
-
-    def __init__(self, sleep_secs):
-        self._sleep_secs = sleep_secs
-
-    def after_run(self, run_context, run_values):
-        del run_context, run_values
-        time.sleep(self._sleep_secs)
-
-
-class StepFileHook(tf.compat.v1.train.SessionRunHook):
-    """Writes the global step this task last saw to a file after every step."""
-
-    def __init__(self, path):
-        self._path = path
-        self._global_step = None
-        self._last_step = None
-
-    def begin(self):
-        self._global_step = tf.compat.v1.train.get_global_step()
-
-    def before_run(self, run_context):
-        del run_context
-        return tf.compat.v1.train.SessionRunArgs(self._global_step)
-
-    def after_run(self, run_context, run_values):
-        del run_context
-        step = int(run_values.results)
-        if self._last_step is not None and step < self._last_step:
-            # Trained steps thrown away (e.g. a restarted chief restored an older
-            # checkpoint over the live variables): the test reports how many.
-            tf.compat.v1.logging.warning("%s %d %d", ROLLBACK_TAG, self._last_step, step)
-        self._last_step = step
-        temp = f"{self._path}.tmp"
-        with open(temp, "w", encoding="utf-8") as f:
-            f.write(str(step))
-        os.replace(temp, self._path)  # the test never reads half a number
-
-
-def _data():
-    rng = np.random.RandomState(0)
-    x = rng.normal(size=(_NUM_EXAMPLES, _NUM_FEATURES)).astype(np.float32)
-    y = (x @ np.arange(1, _NUM_FEATURES + 1, dtype=np.float32) + 1.0).reshape(-1, 1)
-    return x, y
 
 
 def make_train_input_fn(epochs):
     """Shuffled, batched training data; repeats forever when epochs is None."""
-    x, y = _data()
+    x, y = job_parts.data()
 
     def input_fn():
         dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, y))
-        return dataset.shuffle(_NUM_EXAMPLES, seed=1).repeat(epochs).batch(_BATCH_SIZE)
+        return dataset.shuffle(NUM_EXAMPLES, seed=1).repeat(epochs).batch(BATCH_SIZE)
 
     return input_fn
 
 
 def make_eval_input_fn(build_sleep_secs):
     """One pass over the first examples; sleeps while the graph is built."""
-    x, y = _data()
+    x, y = job_parts.data()
 
     def input_fn():
         time.sleep(build_sleep_secs)
         dataset = tf.data.Dataset.from_tensor_slices(({"x": x[:_EVAL_EXAMPLES]},
                                                       y[:_EVAL_EXAMPLES]))
-        return dataset.batch(_BATCH_SIZE)
+        return dataset.batch(BATCH_SIZE)
 
     return input_fn
 
 
 def serving_input_receiver_fn():
     """Raw float features, as TF Serving feeds them."""
-    x = tf.compat.v1.placeholder(tf.float32, [None, _NUM_FEATURES], name="x")
+    x = tf.compat.v1.placeholder(tf.float32, [None, NUM_FEATURES], name="x")
     return el.export.ServingInputReceiver({"x": x}, {"x": x})
 
 
 def model_fn(features, labels, mode, params):
     """A one-hidden-layer regressor built from tf.compat.v1 variables."""
     x = features["x"]
-    w1 = tf.compat.v1.get_variable("w1", [_NUM_FEATURES, _HIDDEN_UNITS])
+    w1 = tf.compat.v1.get_variable("w1", [NUM_FEATURES, _HIDDEN_UNITS])
     b1 = tf.compat.v1.get_variable("b1", [_HIDDEN_UNITS],
                                    initializer=tf.compat.v1.zeros_initializer())
     w2 = tf.compat.v1.get_variable("w2", [_HIDDEN_UNITS, 1])
@@ -153,22 +107,7 @@ def model_fn(features, labels, mode, params):
         tf.compat.v1.get_variable(
             "ballast", [params["ballast_mb"] * 2**18], trainable=False,
             initializer=tf.compat.v1.zeros_initializer())
-    optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.01)
-    train_op = optimizer.minimize(loss, tf.compat.v1.train.get_global_step())
-    return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
-
-
-def _configure_logging():
-    """INFO logs with timestamps, each line once, whichever logger the library uses."""
-    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
-    handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter(
-        "%(asctime)s.%(msecs)03d %(levelname)s:%(name)s: %(message)s", "%H:%M:%S"))
-    for name in ("tensorflow", "absl"):
-        logger = logging.getLogger(name)
-        logger.handlers[:] = [handler]
-        logger.propagate = False
-        logger.setLevel(logging.INFO)
+    return el.EstimatorSpec(mode, loss=loss, train_op=job_parts.minimize(loss))
 
 
 def _parse(argv):
@@ -214,7 +153,7 @@ def _task(config, strategy):
 def main(argv=None):
     """Runs this process's role of the job; returns the exit code."""
     args = _parse(argv)
-    _configure_logging()
+    job_parts.configure_logging()
     strategy = (tf.compat.v1.distribute.experimental.ParameterServerStrategy()
                 if args.strategy == "ps" else None)
     config = el.RunConfig(

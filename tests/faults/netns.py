@@ -16,7 +16,6 @@ Needs root and iproute2 (`unavailable_reason` says what is missing). The model
 dir is on the shared file system (`ip netns exec` changes only the network).
 """
 
-import json
 import os
 import secrets
 import shutil
@@ -29,7 +28,6 @@ __all__ = ["NetnsCluster", "unavailable_reason", "netem_unavailable_reason",
            "ORACLE_LIBRARY", "LIBRARY_ENV"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_ROOT = os.path.dirname(os.path.dirname(_HERE))
 _JOB = os.path.join(_HERE, "netns_job.py")
 _PORT = 2222
 _IP_SECS = 30
@@ -93,8 +91,8 @@ class NetnsCluster(Cluster):
           python: the interpreter each role runs (the oracle's for tf.estimator).
           library: None for estimator_lite, `ORACLE_LIBRARY` for tf.estimator.
         """
-        super().__init__(work_dir, job_args, num_workers=num_workers, num_ps=num_ps)
-        self.python = python
+        super().__init__(work_dir, job_args, num_workers=num_workers, num_ps=num_ps,
+                         program=_JOB, python=python)
         self.library = library
         self.token = secrets.token_hex(3)
         self.bridge = f"elb{self.token}"
@@ -142,29 +140,20 @@ class NetnsCluster(Cluster):
         """The network namespace role `label` runs in."""
         return self._namespaces[label]
 
-    def start(self, label, extra_args=()):
-        """Starts (or restarts) role `label` inside its namespace."""
-        role = self._roles[label]
-        if role.process is not None and role.process.poll() is None:
-            raise AssertionError(f"{label} is still running (pid {role.process.pid})")
-        env = dict(os.environ, PYTHONPATH=_ROOT, TF_CPP_MIN_LOG_LEVEL="1",
-                   TF_CONFIG=json.dumps({"cluster": self.spec, "task": {
-                       "type": role.task_type, "index": role.index}}))
-        env.setdefault("ESTIMATOR_LITE_STRAGGLER_GRACE_SECS", "15")
+    def _role_env(self, role):
+        """Cluster's, with this cluster's library (FAULTS_JOB_LIBRARY) or none."""
+        env = super()._role_env(role)
         env.pop(LIBRARY_ENV, None)
         if self.library:
             env[LIBRARY_ENV] = self.library
-        log_path = os.path.join(self.log_dir, f"{label}.{len(role.processes)}.log")
+        return env
+
+    def _launcher(self, label):
         # `ip netns exec` execs the command: the Popen's pid is the job's own.
-        args = ["ip", "netns", "exec", self._namespaces[label], "nice", "-n", "10",
-                self.python, _JOB, "--model-dir", self.model_dir, "--status-dir",
-                self.status_dir, *self.job_args, *extra_args]
-        with open(log_path, "wb") as log:
-            role.processes.append(subprocess.Popen(args, stdout=log,
-                                                   stderr=subprocess.STDOUT, env=env,
-                                                   cwd=self.work_dir))
-        role.logs.append(log_path)
-        return role.process
+        return ["ip", "netns", "exec", self._namespaces[label], "nice", "-n", "10"]
+
+    # A plain subprocess: `ip` (not an interpreter) runs first.
+    _popen = staticmethod(subprocess.Popen)
 
     # Faults --------------------------------------------------------------------------
 

@@ -12,13 +12,11 @@ ESTIMATOR_LITE_TF215_PYTHON:
     python -m tests.faults.proxy_record --backend tf_estimator --window 90
 """
 
-import argparse
-import json
 import os
-import sys
 import tempfile
 import time
 
+from tests.faults import recorder
 from tests.faults.cluster import restores, wait_for
 from tests.faults.netns import LIBRARY_ENV, ORACLE_LIBRARY
 from tests.faults.proxied import ProxiedCluster
@@ -46,7 +44,7 @@ def _last_error(text):
 
 def _cluster(scenario, backend, work_dir, collective_steps=300):
     oracle = backend == "tf_estimator"
-    python = os.environ["ESTIMATOR_LITE_TF215_PYTHON"] if oracle else sys.executable
+    python = recorder.python_of(backend)
     if scenario.startswith("ps"):
         env = {LIBRARY_ENV: ORACLE_LIBRARY} if oracle else {}
         return ProxiedCluster(work_dir, ["--max-steps", "600", "--step-sleep-ms", "20",
@@ -68,7 +66,7 @@ def run(scenario, backend, window_secs, work_dir, collective_steps=300):
     labels = ["worker0", "worker1"] if collective else cluster.labels()
     trainers = ["worker0", "worker1"] if collective else ["chief0", "worker0"]
     cut_off = "worker1" if collective else "worker0"
-    try:
+    with cluster:
         cluster.start_all(labels)
         wait_for(lambda: cluster.latest_checkpoint_step() >= 50, 240, "step 50")
         fault = time.monotonic()
@@ -100,26 +98,19 @@ def run(scenario, backend, window_secs, work_dir, collective_steps=300):
             "restores": bool(paths) and restores(paths[-1])[0],
             "resets": sum(link.connections_reset for link in cluster.proxy.links),
         }
-    finally:
-        cluster.close()
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("lite", "tf_estimator"), required=True)
-    parser.add_argument("--window", type=float, default=90)
-    parser.add_argument("--scenarios", nargs="*", default=SCENARIOS)
+    parser = recorder.arguments(__doc__, window_secs=90, scenarios=SCENARIOS)
     parser.add_argument("--work-dir", default=None, help="kept; default: a new temp dir")
     parser.add_argument("--collective-steps", type=int, default=300,
                         help="max_steps of the collective job (more: more resets land)")
     args = parser.parse_args()
-    base = args.work_dir or tempfile.mkdtemp(prefix="proxy_record_")
-    for scenario in args.scenarios:
-        work_dir = os.path.join(base, f"{args.backend}-{scenario}")
-        result = run(scenario, args.backend, args.window, work_dir,
-                     args.collective_steps)
-        print(json.dumps({"backend": args.backend, "scenario": scenario,
-                          "work_dir": work_dir, **result}), flush=True)
+    recorder.print_records(
+        args.backend, args.scenarios,
+        lambda scenario, work_dir: run(scenario, args.backend, args.window, work_dir,
+                                       args.collective_steps),
+        keep_dir=args.work_dir or tempfile.mkdtemp(prefix="proxy_record_"))
 
 
 if __name__ == "__main__":

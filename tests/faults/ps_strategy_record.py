@@ -21,14 +21,11 @@ whatever the fault. tf.estimator needs ESTIMATOR_LITE_TF215_PYTHON:
     python -m tests.faults.ps_strategy_record --backend lite
 """
 
-import argparse
-import json
 import os
 import signal
-import sys
-import tempfile
 import time
 
+from tests.faults import recorder
 from tests.faults.cluster import Cluster, export_step, restores, wait_for
 
 _JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netns_job.py")
@@ -44,18 +41,8 @@ def _cluster(backend, work_dir, step_sleep_ms, strategy):
         work_dir, ["--strategy", strategy, "--max-steps", "600",
                    "--step-sleep-ms", str(step_sleep_ms),
                    "--save-steps", str(SAVE_STEPS), "--keep-checkpoint-max", "100"],
-        program=_JOB,
-        python=os.environ["ESTIMATOR_LITE_TF215_PYTHON"] if oracle else sys.executable,
+        program=_JOB, python=recorder.python_of(backend),
         env={"FAULTS_JOB_LIBRARY": "tf.estimator"} if oracle else {})
-
-
-def _ended(cluster, fault, ended):
-    """Notes (exit code, seconds after the fault) of every process that ended."""
-    for label in cluster.started_labels():
-        for i in range(cluster.incarnations(label)):
-            code = cluster.process_of(label, i).poll()
-            if f"{label}.{i}" not in ended and code is not None:
-                ended[f"{label}.{i}"] = (code, round(time.monotonic() - fault, 1))
 
 
 def _outcome(cluster):
@@ -82,7 +69,7 @@ def run(scenario, backend, window_secs, ps_grace_secs, work_dir, step_sleep_ms,
     """Runs one scenario; returns what every process did."""
     cluster = _cluster(backend, work_dir, step_sleep_ms, strategy)
     kind, label = scenario.split("_", 1)
-    try:
+    with cluster:
         cluster.start_all()
         wait_for(lambda: cluster.latest_checkpoint_step() >= 150, 240, "step 150")
         wait_for(lambda: min(cluster.step_seen(lab) or 0 for lab in TRAINERS) >=
@@ -92,14 +79,14 @@ def run(scenario, backend, window_secs, ps_grace_secs, work_dir, step_sleep_ms,
         cluster.signal(label, signal.SIGTERM if kind == "sigterm" else signal.SIGKILL)
         ended = {}
         cluster.wait_exit(label, 30)
-        _ended(cluster, fault, ended)
+        recorder.note_ended(cluster, cluster.started_labels(), fault, ended)
         at_exit = {"reached": cluster.step_seen(label) if label != "ps0" else None,
                    "newest_checkpoint": cluster.latest_checkpoint_step()}
         cluster.start(label)
         deadline = fault + window_secs
         others_done = None
         while time.monotonic() < deadline:
-            _ended(cluster, fault, ended)
+            recorder.note_ended(cluster, cluster.started_labels(), fault, ended)
             if others_done is None and all(
                     not cluster.running(lab) for lab in cluster.started_labels()
                     if lab != "ps0"):
@@ -108,24 +95,18 @@ def run(scenario, backend, window_secs, ps_grace_secs, work_dir, step_sleep_ms,
                                             time.monotonic() > others_done + ps_grace_secs):
                 break
             time.sleep(_POLL_SECS)
-        result = {"backend": backend, "strategy": strategy, "scenario": scenario,
-                  "saved_at_fault": saved, "at_exit": at_exit,
+        result = {"strategy": strategy, "saved_at_fault": saved, "at_exit": at_exit,
                   "steps_lost": max(cluster.steps_lost(lab) for lab in TRAINERS)}
         for lab in cluster.started_labels():
             for i in range(cluster.incarnations(lab)):
                 result[f"{lab}.{i}"] = ended.get(f"{lab}.{i}", (None, None))
         result.update(_outcome(cluster))
         return result
-    finally:
-        cluster.stop_all()
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("lite", "tf_estimator"), required=True)
-    parser.add_argument("--window", type=float, default=120)
+    parser = recorder.arguments(__doc__, window_secs=120, scenarios=SCENARIOS)
     parser.add_argument("--ps-grace", type=float, default=10)
-    parser.add_argument("--scenarios", nargs="*", default=SCENARIOS)
     parser.add_argument("--step-sleep-ms", type=float, default=100,
                         help="tf.estimator's worker joins ~30 s after the chief "
                              "(its session manager's retry interval): slow enough "
@@ -134,17 +115,12 @@ def main():
                         help="none: the plain ps-style job, for comparison")
     parser.add_argument("--keep", help="run under this dir and keep the logs")
     args = parser.parse_args()
-    for scenario in args.scenarios:
-        if args.keep:
-            work_dir = os.path.join(args.keep,
-                                    f"{args.backend}-{args.strategy}-{scenario}")
-            result = run(scenario, args.backend, args.window, args.ps_grace, work_dir,
-                         args.step_sleep_ms, args.strategy)
-        else:
-            with tempfile.TemporaryDirectory() as work_dir:
-                result = run(scenario, args.backend, args.window, args.ps_grace,
-                             work_dir, args.step_sleep_ms, args.strategy)
-        print(json.dumps(result), flush=True)
+    recorder.print_records(
+        args.backend, args.scenarios,
+        lambda scenario, work_dir: run(scenario, args.backend, args.window,
+                                       args.ps_grace, work_dir, args.step_sleep_ms,
+                                       args.strategy),
+        keep_dir=args.keep, name=f"{args.backend}-{args.strategy}")
 
 
 if __name__ == "__main__":

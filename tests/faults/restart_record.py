@@ -13,14 +13,11 @@ checkpoint restores, the final step, and (ps job) the newest evaluation and expo
     python -m tests.faults.restart_record --backend lite
 """
 
-import argparse
-import json
 import os
 import signal
-import sys
-import tempfile
 import time
 
+from tests.faults import recorder
 from tests.faults.cluster import Cluster, export_step, restores, wait_for
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,7 +28,7 @@ _TRAINERS = {"ps": ("chief0", "worker0"), "collective": ("worker0", "worker1")}
 
 def _cluster(kind, backend, work_dir):
     oracle = backend == "tf_estimator"
-    python = os.environ["ESTIMATOR_LITE_TF215_PYTHON"] if oracle else sys.executable
+    python = recorder.python_of(backend)
     if kind == "ps":
         # Every checkpoint kept: tf.estimator's evaluator dies of one deleted under it.
         return Cluster(work_dir, ["--max-steps", "600", "--step-sleep-ms", "5",
@@ -52,15 +49,11 @@ def _watch(cluster, labels, fault, window_secs, max_restarts):
     ended, restarts = {}, 0
     deadline = fault + window_secs
     while time.monotonic() < deadline:
-        for label in labels:
-            for i in range(cluster.incarnations(label)):
-                code = cluster.process_of(label, i).poll()
-                if f"{label}.{i}" not in ended and code is not None:
-                    ended[f"{label}.{i}"] = (code, round(time.monotonic() - fault, 1))
-                    last = i == cluster.incarnations(label) - 1
-                    if code != 0 and last and restarts < max_restarts:
-                        restarts += 1
-                        cluster.start(label)
+        for label, i, code in recorder.note_ended(cluster, labels, fault, ended):
+            last = i == cluster.incarnations(label) - 1
+            if code != 0 and last and restarts < max_restarts:
+                restarts += 1
+                cluster.start(label)
         if all(cluster.process(label).poll() == 0 for label in labels):
             break
         time.sleep(0.1)
@@ -76,7 +69,7 @@ def run(scenario, backend, window_secs, max_restarts, work_dir):
     cluster = _cluster(kind, backend, work_dir)
     trainers = _TRAINERS[kind]
     labels = [*trainers, *(("ps0", "evaluator0") if kind == "ps" else ())]
-    try:
+    with cluster:
         cluster.start_all(labels)
         at_least = 150 if kind == "ps" else 200
         wait_for(lambda: cluster.latest_checkpoint_step() >= at_least, 300,
@@ -106,22 +99,16 @@ def run(scenario, backend, window_secs, max_restarts, work_dir):
             result["newest_export_step"] = export_step(exports[-1]) if exports else None
             result["temp_exports_left"] = len(cluster.temp_exports())
         return result
-    finally:
-        cluster.stop_all()
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("lite", "tf_estimator"), required=True)
-    parser.add_argument("--window", type=float, default=120)
+    parser = recorder.arguments(__doc__, window_secs=120, scenarios=SCENARIOS)
     parser.add_argument("--max-restarts", type=int, default=6)
-    parser.add_argument("--scenarios", nargs="*", default=SCENARIOS)
     args = parser.parse_args()
-    for scenario in args.scenarios:
-        with tempfile.TemporaryDirectory() as work_dir:
-            result = run(scenario, args.backend, args.window, args.max_restarts, work_dir)
-        print(json.dumps({"backend": args.backend, "scenario": scenario, **result}),
-              flush=True)
+    recorder.print_records(
+        args.backend, args.scenarios,
+        lambda scenario, work_dir: run(scenario, args.backend, args.window,
+                                       args.max_restarts, work_dir))
 
 
 if __name__ == "__main__":

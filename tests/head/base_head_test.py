@@ -6,7 +6,6 @@ tests/oracle/head_inputs_driver.py); the summaries of a TRAIN spec.
 """
 
 import glob
-import json
 import os
 import re
 
@@ -16,11 +15,9 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite.tpu import TPUEstimatorSpec
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
-from tests.support import zygote
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-INPUTS_DRIVER = os.path.join(ROOT, "tests", "oracle", "head_inputs_driver.py")
+INPUTS_DRIVER = driver_path("head_inputs_driver.py")
 ERR_SUBCLASS = ("Subclasses of Head must implement `create_estimator_spec()` or "
                 "_create_tpu_estimator_spec().")
 
@@ -169,12 +166,7 @@ def test_train_summaries_reach_tensorboard(tmp_path):
 
 @requires_oracle
 def test_inputs_and_train_summaries_match_tf_estimator():
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("TF_CONFIG", None)
-    result = zygote.run([TF215_PYTHON, INPUTS_DRIVER], capture_output=True, text=True,
-                        env=env, timeout=600, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    expected = json.loads(result.stdout.strip().splitlines()[-1])["result"]
+    expected = run_oracle_driver(INPUTS_DRIVER, timeout_secs=600)["result"]
     actual = load_driver(INPUTS_DRIVER, "head_inputs_driver").run(el)
     for part in ("inputs", "train_summaries"):
         assert sorted(actual[part]) == sorted(expected[part])

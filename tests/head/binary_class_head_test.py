@@ -1,9 +1,6 @@
 """BinaryClassHead: keys, values against numpy, vocabulary, thresholds, errors."""
 
-import json
-import os
 import re
-import subprocess
 import types
 
 import numpy as np
@@ -13,11 +10,9 @@ import tensorflow as tf
 import estimator_lite as el
 from estimator_lite.compat import v1 as el_v1
 from estimator_lite.head import BinaryClassHead
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
-from tests.support import zygote
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_beside
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SOFT_LABELS_DRIVER = os.path.join(ROOT, "tests", "oracle", "soft_labels_driver.py")
+SOFT_LABELS_DRIVER = driver_path("soft_labels_driver.py")
 
 LOGITS = np.array([[-2.0], [0.5], [1.5], [-0.3], [3.0], [-1.0]], np.float32)
 LABELS = np.array([[0], [1], [0], [1], [1], [0]], np.int64)
@@ -188,16 +183,11 @@ def test_soft_label_average_loss_is_tf_estimators_float32_to_the_bit(eval_in_gra
 
 @requires_oracle
 def test_canned_classifiers_train_on_soft_labels_as_tf_estimator(tmp_path):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("TF_CONFIG", None)
-    oracle = zygote.Popen(  # noqa: S603 (our own interpreter and script)
-        [TF215_PYTHON, SOFT_LABELS_DRIVER, str(tmp_path / "oracle")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     driver = load_driver(SOFT_LABELS_DRIVER, "soft_labels_driver")
-    lite = driver.run(types.SimpleNamespace(v2=el, v1=el_v1), str(tmp_path / "lite"))
-    stdout, stderr = oracle.communicate(timeout=600)
-    assert oracle.returncode == 0, stderr[-4000:]
-    expected = json.loads(stdout.strip().splitlines()[-1])["results"]
+    oracle, lite = run_oracle_beside(
+        lambda: driver.run(types.SimpleNamespace(v2=el, v1=el_v1), str(tmp_path / "lite")),
+        SOFT_LABELS_DRIVER, tmp_path / "oracle", timeout_secs=600)
+    expected = oracle["results"]
     assert sorted(lite) == sorted(expected)
     for model, metrics in expected.items():
         assert sorted(lite[model]) == sorted(metrics), model

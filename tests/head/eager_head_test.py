@@ -2,7 +2,6 @@
 metrics over several batches, predictions and input errors, compared with
 tf.estimator's answers (tests/oracle/head_eager_driver.py runs on both)."""
 
-import os
 
 import numpy as np
 import pytest
@@ -10,10 +9,9 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite.head import sequential_head
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER = os.path.join(ROOT, "tests", "oracle", "head_eager_driver.py")
+DRIVER = driver_path("head_eager_driver.py")
 
 
 def _assert_close(actual, expected, path=""):

@@ -7,21 +7,16 @@ and SavedModel signatures must agree (values within 1e-5, AUCs included: both us
 200 thresholds).
 """
 
-import json
 import math
-import os
-import subprocess
 import types
 
 import pytest
 
 import estimator_lite as el
 import estimator_lite.head as heads
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
-from tests.support import zygote
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_beside
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER = os.path.join(ROOT, "tests", "oracle", "head_driver.py")
+DRIVER = driver_path("head_driver.py")
 TOLERANCE = 1e-5
 PREDICT_METHOD = "tensorflow/serving/predict"
 
@@ -35,27 +30,18 @@ DRIVER_MODULE = load_driver(DRIVER, "head_driver")
 def dumps(tmp_path_factory):
     """(oracle dump, estimator_lite dump); the oracle runs while this process works."""
     work = tmp_path_factory.mktemp("heads")
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    env.pop("TF_CONFIG", None)
-    oracle = zygote.Popen(  # noqa: S603 (our own interpreter and script)
-        [TF215_PYTHON, DRIVER, str(work / "oracle")], stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        lib = types.SimpleNamespace(Estimator=el.Estimator, export=el.export,
-                                    heads=heads)
+    lib = types.SimpleNamespace(Estimator=el.Estimator, export=el.export, heads=heads)
+
+    def run_lite():
         lite = {}
         for name, case in DRIVER_MODULE.CASES.items():
             try:
                 lite[name] = DRIVER_MODULE.run_case(lib, name, case, str(work / "lite"))
             except Exception as error:  # noqa: BLE001 (reported by that case's test)
                 lite[name] = {"error": f"{type(error).__name__}: {error}"}
-        stdout, stderr = oracle.communicate(timeout=600)
-    finally:
-        if oracle.poll() is None:
-            oracle.kill()
-            oracle.wait()
-    assert oracle.returncode == 0, stderr[-4000:]
-    report = json.loads(stdout.strip().splitlines()[-1])
+        return lite
+
+    report, lite = run_oracle_beside(run_lite, DRIVER, work / "oracle", timeout_secs=600)
     assert report["tf_version"].startswith("2.15")
     return report["cases"], lite
 

@@ -1,11 +1,9 @@
 """Edge cases where the heads follow tf.estimator 2.15: label vocabularies of
 other lengths on a binary head, labels of the wrong dtype, EVAL weights that
 cannot broadcast, prediction keys, MultiHead.metrics(); each compared with the
-oracle through tests/head/head_edges_driver.py."""
+oracle through tests/oracle/head_edges_driver.py."""
 
 import inspect
-import json
-import os
 import re
 
 import numpy as np
@@ -13,11 +11,9 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
-from tests.support import zygote
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EDGES_DRIVER = os.path.join(ROOT, "tests", "head", "head_edges_driver.py")
+EDGES_DRIVER = driver_path("head_edges_driver.py")
 LOGITS = np.array([[1.0], [-0.5], [2.0]], np.float32)
 BROADCAST_ERROR = "weights can not be broadcast to values"
 
@@ -173,14 +169,7 @@ _RAISED_WHEN_BUILT = {"regression/string_labels", "poisson/string_labels"}
 
 @requires_oracle
 def test_edge_cases_match_tf_estimator():
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("TF_CONFIG", None)
-    result = zygote.run([TF215_PYTHON, EDGES_DRIVER], capture_output=True, text=True,
-                        env=env, timeout=600, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["tf_version"].startswith("2.15")
-    expected = report["result"]
+    expected = run_oracle_driver(EDGES_DRIVER, timeout_secs=600)["result"]
     actual = load_driver(EDGES_DRIVER, "head_edges_driver").run(el)
     assert sorted(actual) == sorted(expected)
     for name, outcome in expected.items():

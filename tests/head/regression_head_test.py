@@ -43,13 +43,17 @@ def test_sum_reduction_and_rank_one_labels(run_in_graph):
     np.testing.assert_allclose(loss, np.sum((LOGITS[:, 0] - LABELS[:, 0]) ** 2), rtol=1e-5)
 
 
+def _loss_and_predictions(run_in_graph, head, labels, logits):
+    """[head.loss, head.predictions] of `labels` and `logits`, run in a graph."""
+    return run_in_graph(lambda: [head.loss(tf.constant(labels), tf.constant(logits)),
+                                 head.predictions(tf.constant(logits))])
+
+
 def test_poisson_loss_and_predictions(run_in_graph):
     counts = np.array([[0.0], [2.0], [5.0]], np.float32)
     logits = LOGITS[:, :1]
-    head = PoissonRegressionHead()
-    loss, predictions = run_in_graph(lambda: [
-        head.loss(tf.constant(counts), tf.constant(logits)),
-        head.predictions(tf.constant(logits))])
+    loss, predictions = _loss_and_predictions(run_in_graph, PoissonRegressionHead(),
+                                               counts, logits)
     c, z = counts[:, 0].astype(np.float64), logits[:, 0].astype(np.float64)
     stirling = np.where(c > 1, c * np.log(np.maximum(c, 1)) - c + 0.5 * np.log(
         2 * math.pi * np.maximum(c, 1)), 0.0)
@@ -63,9 +67,7 @@ def test_logistic_regression(run_in_graph):
     targets = np.array([[0.2], [0.9], [0.5]], np.float32)
     logits = LOGITS[:, :1]
     head = LogisticRegressionHead()
-    loss, predictions = run_in_graph(lambda: [
-        head.loss(tf.constant(targets), tf.constant(logits)),
-        head.predictions(tf.constant(logits))])
+    loss, predictions = _loss_and_predictions(run_in_graph, head, targets, logits)
     p = 1 / (1 + np.exp(-logits.astype(np.float64)))
     expected = np.mean(-(targets * np.log(p) + (1 - targets) * np.log(1 - p)))
     np.testing.assert_allclose(loss, expected, rtol=1e-5)

@@ -15,7 +15,8 @@ import tensorflow as tf
 import estimator_lite as el
 from estimator_lite.inputs import numpy_input_fn
 from tests.oracle import TF215_PYTHON, requires_oracle
-from tests.support import zygote
+from tests.support import models, zygote
+from tests.support.models import read_batches
 
 SHUFFLE_ERROR = "shuffle must be provided and explicitly set as boolean"
 X_TYPE_ERROR = "x must be a dict or array; got list"
@@ -26,20 +27,6 @@ LENGTH_ERROR = "Length of tensors in x and y is mismatched."
 ARRAY_ERROR = "x['a'] must be a numpy array; got list"
 NO_ROWS_ERROR = "must have at least one row"
 SCALAR_ERROR = "must have a first (row) dimension"
-
-
-def read_batches(input_fn, max_batches=50):
-    """Runs input_fn in a fresh graph; returns its batches until the input ends."""
-    batches = []
-    with tf.Graph().as_default():
-        tensors = input_fn()
-        with tf.compat.v1.Session() as session:
-            for _ in range(max_batches):
-                try:
-                    batches.append(session.run(tensors))
-                except tf.errors.OutOfRangeError:
-                    break
-    return batches
 
 
 def test_batches_run_across_epochs_and_the_last_one_may_be_short():
@@ -166,13 +153,7 @@ def test_arrays_of_different_lengths_fail_when_the_input_fn_is_called():
 
 def model_fn(features, labels, mode):
     w = tf.compat.v1.get_variable("w", [3, 1], initializer=tf.compat.v1.zeros_initializer())
-    predictions = tf.matmul(features["x"], w)
-    if mode == el.ModeKeys.PREDICT:
-        return el.EstimatorSpec(mode, predictions={"y": predictions})
-    loss = tf.reduce_mean(tf.square(predictions - labels))
-    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
-        loss, global_step=tf.compat.v1.train.get_global_step())
-    return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return models.squared_error_spec(mode, tf.matmul(features["x"], w), labels)
 
 
 def test_estimator_trains_evaluates_and_predicts_on_numpy_input(tmp_path):

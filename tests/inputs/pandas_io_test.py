@@ -15,7 +15,8 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite.inputs import pandas_input_fn
-from tests.inputs.numpy_io_test import read_batches
+from tests.support import models
+from tests.support.models import read_batches
 
 
 @pytest.fixture(name="pd")
@@ -97,12 +98,7 @@ def model_fn(features, labels, mode):
     w = tf.compat.v1.get_variable("w", [2, 1], initializer=tf.compat.v1.zeros_initializer())
     x = tf.stack([features["u"], features["v"]], axis=1)
     predictions = tf.squeeze(tf.matmul(x, w), axis=1)
-    if mode == el.ModeKeys.PREDICT:
-        return el.EstimatorSpec(mode, predictions={"y": predictions})
-    loss = tf.reduce_mean(tf.square(predictions - labels))
-    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.2).minimize(
-        loss, global_step=tf.compat.v1.train.get_global_step())
-    return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return models.squared_error_spec(mode, predictions, labels, learning_rate=0.2)
 
 
 def test_estimator_trains_and_evaluates_on_a_data_frame(pd, tmp_path):

@@ -122,6 +122,36 @@ def _predict_signature(inputs, outputs, key="serving_default"):
     return {key: {"inputs": inputs, "outputs": outputs}}
 
 
+# A canned estimator's parsing receiver: serialized tf.Examples.
+_EXAMPLES = "input_example_tensor:0"
+# A canned classifier's classification (and default) signature: the head's names.
+_CLASSIFY = {"inputs": {"inputs": _EXAMPLES},
+             "outputs": {"classes": "head/Tile:0",
+                         "scores": "head/predictions/probabilities:0"}}
+
+
+def _classifier_signatures(predict_outputs, **more):
+    """A canned classifier's export: classification and serving_default (the head's
+    classes and scores), predict (the head's predictions and `predict_outputs`), and
+    `more` signatures by key."""
+    predict = {"all_class_ids": "head/predictions/Tile:0",
+               "all_classes": "head/predictions/Tile_1:0",
+               "class_ids": "head/predictions/ExpandDims:0",
+               "classes": "head/predictions/str_classes:0",
+               "probabilities": "head/predictions/probabilities:0", **predict_outputs}
+    return {"classification": _CLASSIFY, "serving_default": _CLASSIFY,
+            "predict": {"inputs": {"examples": _EXAMPLES}, "outputs": predict}, **more}
+
+
+def _regressor_signatures(output):
+    """A canned regressor's export: predict, regression and serving_default, each
+    giving `output` (a tensor name) for the examples."""
+    return {key: {"inputs": {name: _EXAMPLES}, "outputs": {output_key: output}}
+            for key, name, output_key in (("predict", "examples", "predictions"),
+                                          ("regression", "inputs", "outputs"),
+                                          ("serving_default", "inputs", "outputs"))}
+
+
 PROGRAMS = (
     Program(
         "feature_columns_layers", global_step=150, legacy_keras=True,
@@ -185,23 +215,7 @@ PROGRAMS = (
 CANNED_PROGRAMS = (
     Program(
         "canned_dnn_classifier", global_step=1000, minimums={"accuracy": 0.8},
-        signatures={
-            "classification": {
-                "inputs": {"inputs": "input_example_tensor:0"},
-                "outputs": {"classes": "head/Tile:0",
-                            "scores": "head/predictions/probabilities:0"}},
-            "serving_default": {
-                "inputs": {"inputs": "input_example_tensor:0"},
-                "outputs": {"classes": "head/Tile:0",
-                            "scores": "head/predictions/probabilities:0"}},
-            "predict": {
-                "inputs": {"examples": "input_example_tensor:0"},
-                "outputs": {"all_class_ids": "head/predictions/Tile:0",
-                            "all_classes": "head/predictions/Tile_1:0",
-                            "class_ids": "head/predictions/ExpandDims:0",
-                            "classes": "head/predictions/str_classes:0",
-                            "logits": "dnn/logits/BiasAdd:0",
-                            "probabilities": "head/predictions/probabilities:0"}}},
+        signatures=_classifier_signatures({"logits": "dnn/logits/BiasAdd:0"}),
         facts=("predicted_classes", "labels"),
         tolerance=Tolerance(why=(
             "estimator_lite's canned DNNClassifier builds the same ops in the same "
@@ -219,27 +233,10 @@ TF1_PROGRAMS = (
         "wide_deep_v1", global_step=300,
         minimums={"accuracy": 0.6, "auc": 0.65}, maximums={"average_loss": 0.66},
         oracle_import=TF_ESTIMATOR_V1_IMPORT, swap_line=V1_SWAP_LINE,
-        signatures={
-            "classification": {
-                "inputs": {"inputs": "input_example_tensor:0"},
-                "outputs": {"classes": "head/Tile:0",
-                            "scores": "head/predictions/probabilities:0"}},
-            "serving_default": {
-                "inputs": {"inputs": "input_example_tensor:0"},
-                "outputs": {"classes": "head/Tile:0",
-                            "scores": "head/predictions/probabilities:0"}},
-            "regression": {
-                "inputs": {"inputs": "input_example_tensor:0"},
-                "outputs": {"outputs": "head/predictions/logistic:0"}},
-            "predict": {
-                "inputs": {"examples": "input_example_tensor:0"},
-                "outputs": {"all_class_ids": "head/predictions/Tile:0",
-                            "all_classes": "head/predictions/Tile_1:0",
-                            "class_ids": "head/predictions/ExpandDims:0",
-                            "classes": "head/predictions/str_classes:0",
-                            "logistic": "head/predictions/logistic:0",
-                            "logits": "add:0",
-                            "probabilities": "head/predictions/probabilities:0"}}},
+        signatures=_classifier_signatures(
+            {"logistic": "head/predictions/logistic:0", "logits": "add:0"},
+            regression={"inputs": {"inputs": _EXAMPLES},
+                        "outputs": {"outputs": "head/predictions/logistic:0"}}),
         tolerance=Tolerance(why=(
             "estimator_lite's v1 DNNLinearCombinedClassifier builds the same ops in "
             "the same order as tf.compat.v1.estimator's, so the graph-seeded initial "
@@ -247,13 +244,8 @@ TF1_PROGRAMS = (
     Program(
         "linear_regressor_ftrl_v1", global_step=200, maximums={"average_loss": 0.25},
         oracle_import=TF_ESTIMATOR_V1_IMPORT, swap_line=V1_SWAP_LINE,
-        signatures={key: {"inputs": {name: "input_example_tensor:0"},
-                          "outputs": {output: "linear/linear_model/linear_model/"
-                                              "linear_model/weighted_sum:0"}}
-                    for key, name, output in (
-                        ("predict", "examples", "predictions"),
-                        ("regression", "inputs", "outputs"),
-                        ("serving_default", "inputs", "outputs"))}),
+        signatures=_regressor_signatures(
+            "linear/linear_model/linear_model/linear_model/weighted_sum:0")),
 )
 
 
@@ -263,13 +255,8 @@ TF1_PROGRAMS = (
 STRATEGY_PROGRAMS = (
     Program(
         "mirrored_linear_regressor", global_step=10, maximums={"average_loss": 1e-6},
-        signatures={key: {"inputs": {name: "input_example_tensor:0"},
-                          "outputs": {output: "linear/linear_model/linear/linear_model/"
-                                              "linear/linear_model/weighted_sum:0"}}
-                    for key, name, output in (
-                        ("predict", "examples", "predictions"),
-                        ("regression", "inputs", "outputs"),
-                        ("serving_default", "inputs", "outputs"))},
+        signatures=_regressor_signatures(
+            "linear/linear_model/linear/linear_model/linear/linear_model/weighted_sum:0"),
         facts=("num_replicas_in_sync", "first_step_weights", "weights"),
         fact_abs_tol={"first_step_weights": 1e-6, "weights": 1e-5},
         tolerance=Tolerance(rel=1e-3, abs=1e-6, why=(

@@ -16,11 +16,11 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite import tpu
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
 
 tf1 = tf.compat.v1
 HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVER_PATH = os.path.join(HERE, "adam_driver.py")
+DRIVER_PATH = driver_path("multi_step_adam_driver.py")
 driver = load_driver(DRIVER_PATH, "multi_step_adam_driver")
 
 

@@ -11,13 +11,12 @@ for the tf.estimator side, so both build every model from the same code:
 model_dir estimator_lite trained.
 """
 
-import json
-import os
-import shutil
 import sys
 
+import driver_tools
 import numpy as np
 import tensorflow as tf
+from driver_tools import checkpoint_variables, plain_metrics
 
 KINDS = ("dnn", "linear", "combined", "regressor")
 BATCH_SIZE = 8
@@ -92,22 +91,6 @@ def serving_input_receiver_fn(lib_export):
     return lib_export.build_parsing_serving_input_receiver_fn(spec)
 
 
-def checkpoint_variables(model_dir):
-    """{name: [shape, dtype name]} of the latest checkpoint in model_dir."""
-    reader = tf.train.load_checkpoint(model_dir)
-    dtypes = reader.get_variable_to_dtype_map()
-    return {name: [list(shape), dtypes[name].name]
-            for name, shape in reader.get_variable_to_shape_map().items()}
-
-
-def _plain(metrics):
-    return {k: float(v) for k, v in metrics.items()}
-
-
-def _model_dir(workdir, kind, subdir):
-    return os.path.join(workdir, kind, subdir)
-
-
 def run(workdir, first_steps, more_steps, lite_subdir):
     """Trains, evaluates, exports and continues each kind with tf.estimator.
 
@@ -121,31 +104,23 @@ def run(workdir, first_steps, more_steps, lite_subdir):
     """
     report = {"tf_version": tf.__version__}
     for kind in KINDS:
-        tf_dir = _model_dir(workdir, kind, "tf")
+        tf_dir = driver_tools.model_dir(workdir, kind, "tf")
         estimator, label_key = build(tf.estimator, kind, tf_dir)
         estimator.train(input_fn(label_key), max_steps=first_steps)
         entry = {"variables": checkpoint_variables(tf_dir),
-                 "metrics": _plain(estimator.evaluate(input_fn(label_key, 1))),
-                 "export_dir": estimator.export_saved_model(
-                     os.path.join(workdir, kind, "export_tf"),
-                     serving_input_receiver_fn(tf.estimator.export)).decode()}
-        more_dir = _model_dir(workdir, kind, "tf_more")
-        shutil.copytree(tf_dir, more_dir)
+                 "metrics": plain_metrics(estimator.evaluate(input_fn(label_key, 1))),
+                 "export_dir": driver_tools.export(
+                     estimator, workdir, kind,
+                     serving_input_receiver_fn(tf.estimator.export))}
+        more_dir = driver_tools.copy_model_dir(workdir, kind, "tf", "tf_more")
         build(tf.estimator, kind, more_dir)[0].train(input_fn(label_key),
                                                      max_steps=more_steps)
-        lite, _ = build(tf.estimator, kind, _model_dir(workdir, kind, lite_subdir))
-        entry["lite_metrics"] = _plain(lite.evaluate(input_fn(label_key, 1)))
+        lite, _ = build(tf.estimator, kind,
+                        driver_tools.model_dir(workdir, kind, lite_subdir))
+        entry["lite_metrics"] = plain_metrics(lite.evaluate(input_fn(label_key, 1)))
         report[kind] = entry
     return report
 
 
-def main(argv):
-    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
-    if len(argv) != 6 or argv[1] != "run":
-        raise SystemExit("usage: canned_driver.py run <workdir> <first_steps> "
-                         "<more_steps> <lite_subdir>")
-    print(json.dumps(run(argv[2], int(argv[3]), int(argv[4]), argv[5])))
-
-
 if __name__ == "__main__":
-    main(sys.argv)
+    driver_tools.main(sys.argv, run, first_steps=int, more_steps=int, lite_subdir=str)

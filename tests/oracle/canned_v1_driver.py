@@ -13,15 +13,12 @@ estimator_lite) to `more_steps`, evaluates ``<kind>/lite``, and prints one JSON
 line with the results (see `run`).
 """
 
-import json
-import os
-import shutil
 import sys
 
+import canned_driver as base  # data and columns shared with v2's driver
+import driver_tools
 import tensorflow as tf
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import canned_driver as base  # noqa: E402  (data and columns shared with v2's driver)
+from driver_tools import model_dir, plain_metrics
 
 # One estimator per v1 class, each with other arguments than its neighbours.
 KINDS = ("dnn", "dnn_regressor", "linear", "linear_regressor", "combined",
@@ -69,19 +66,11 @@ def build(lib, kind, model_dir):
     raise ValueError(f"unknown kind {kind!r}")
 
 
-def model_dir(workdir, kind, subdir):
-    return os.path.join(workdir, kind, subdir)
-
-
 def continue_copy(lib, workdir, kind, source, target, max_steps):
     """Copies <kind>/<source> to <kind>/<target> and trains the copy to max_steps."""
-    shutil.copytree(model_dir(workdir, kind, source), model_dir(workdir, kind, target))
-    estimator, label_key = build(lib, kind, model_dir(workdir, kind, target))
+    estimator, label_key = build(
+        lib, kind, driver_tools.copy_model_dir(workdir, kind, source, target))
     estimator.train(base.input_fn(label_key), max_steps=max_steps)
-
-
-def _plain(metrics):
-    return {k: float(v) for k, v in metrics.items()}
 
 
 def run(workdir, first_steps, more_steps):
@@ -98,14 +87,14 @@ def run(workdir, first_steps, more_steps):
     for kind in KINDS:
         estimator, label_key = build(lib, kind, model_dir(workdir, kind, "tf"))
         estimator.train(base.input_fn(label_key), max_steps=first_steps)
-        entry = {"variables": base.checkpoint_variables(estimator.model_dir),
-                 "metrics": _plain(estimator.evaluate(base.input_fn(label_key, 1)))}
+        entry = {"variables": driver_tools.checkpoint_variables(estimator.model_dir),
+                 "metrics": plain_metrics(estimator.evaluate(base.input_fn(label_key, 1)))}
         if kind in EXPORTED:
-            entry["export_dir"] = estimator.export_saved_model(
-                model_dir(workdir, kind, "export_tf"),
-                base.serving_input_receiver_fn(tf.estimator.export)).decode()
+            entry["export_dir"] = driver_tools.export(
+                estimator, workdir, kind,
+                base.serving_input_receiver_fn(tf.estimator.export))
         lite, _ = build(lib, kind, model_dir(workdir, kind, "lite"))
-        entry["lite_metrics"] = _plain(lite.evaluate(base.input_fn(label_key, 1)))
+        entry["lite_metrics"] = plain_metrics(lite.evaluate(base.input_fn(label_key, 1)))
         continue_copy(lib, workdir, kind, "tf", "tf_by_tf", more_steps)
         if kind in REVERSE_CONTINUED:
             continue_copy(lib, workdir, kind, "lite", "lite_by_tf", more_steps)
@@ -113,13 +102,5 @@ def run(workdir, first_steps, more_steps):
     return report
 
 
-def main(argv):
-    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
-    if len(argv) != 5 or argv[1] != "run":
-        raise SystemExit("usage: canned_v1_driver.py run <workdir> <first_steps> "
-                         "<more_steps>")
-    print(json.dumps(run(argv[2], int(argv[3]), int(argv[4]))))
-
-
 if __name__ == "__main__":
-    main(sys.argv)
+    driver_tools.main(sys.argv, run, first_steps=int, more_steps=int)

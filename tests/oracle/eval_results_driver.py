@@ -8,7 +8,7 @@ compare_fn receives, each value's type, dtype and shape and the dicts' key order
 the INFO lines the evaluation logs (numbers masked) with their logger and level;
 the eval summaries' tags and kinds; and what an Estimator subclass returning
 `{k: v.item() ...}` of `super().evaluate()` (google/model_search's pattern) gives.
-tests/eval_results_test.py asserts that both libraries report the same.
+tests/_engine/eval_results_test.py asserts that both libraries report the same.
 """
 
 import json

@@ -10,8 +10,9 @@ the evaluated steps and the export dirs.
 import json
 import sys
 
-import numpy as np
 import tensorflow as tf
+from driver_tools import regression_input_fn as input_fn
+from driver_tools import regression_serving_input_receiver_fn as serving_input_receiver_fn
 
 MAX_STEPS = 30
 
@@ -29,17 +30,6 @@ def model_fn(features, labels, mode):
     metrics = {"mae": tf.compat.v1.metrics.mean_absolute_error(labels, predictions)}
     return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op,
                                       eval_metric_ops=metrics)
-
-
-def input_fn(epochs=None):
-    x = np.random.RandomState(0).randn(64, 4).astype(np.float32)
-    y = x @ np.array([[1.0], [2.0], [-1.0], [0.5]], np.float32)
-    return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat(epochs).batch(16)
-
-
-def serving_input_receiver_fn():
-    x = tf.compat.v1.placeholder(tf.float32, [None, 4], name="x")
-    return tf.estimator.export.ServingInputReceiver({"x": x}, {"x": x})
 
 
 def main(model_dir):

@@ -8,10 +8,8 @@ and this process (Keras 3). The three run at once, once per pytest session.
 
 import atexit
 import functools
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -22,13 +20,14 @@ import estimator_lite
 from tests.oracle import (
     LEGACY_KERAS_REASON,
     TF215_PYTHON,
+    driver_path,
+    finish_driver,
     legacy_keras_available,
     load_driver,
+    start_driver,
 )
-from tests.support import zygote
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "keras_optimizer_driver.py")
+DRIVER_PATH = driver_path("keras_optimizer_driver.py")
 GROUPS = "heads,canned"
 TIMEOUT_SECS = 900
 # The runs: tf.estimator 2.15; estimator_lite with Keras 3, tf-keras, tf-keras legacy.
@@ -39,25 +38,12 @@ driver = load_driver(DRIVER_PATH, "keras_optimizer_driver")
 
 
 def _start(python, workdir, flavors, legacy_keras):
-    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("TF_CONFIG", None)
-    env.pop("TF_USE_LEGACY_KERAS", None)
-    if legacy_keras:
-        env["TF_USE_LEGACY_KERAS"] = "1"
-    return zygote.Popen(  # noqa: S603 (our own interpreters and script)
-        [python, DRIVER_PATH, workdir, GROUPS, flavors], stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, env=env)
+    return start_driver(python, DRIVER_PATH, workdir, GROUPS, flavors,
+                        TF_USE_LEGACY_KERAS="1" if legacy_keras else None)
 
 
 def _finish(process):
-    try:
-        stdout, stderr = process.communicate(timeout=TIMEOUT_SECS)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert process.returncode == 0, stderr[-4000:]
-    return json.loads(stdout.strip().splitlines()[-1])
+    return finish_driver(process, TIMEOUT_SECS)
 
 
 @functools.cache

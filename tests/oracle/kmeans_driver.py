@@ -11,13 +11,12 @@ line. tf.estimator runs with one thread per session: its mini-batch graph leaves
 count read and update unordered, so only then is its result reproducible.
 """
 
-import json
-import os
-import shutil
 import sys
 
+import driver_tools
 import numpy as np
 import tensorflow as tf
+from driver_tools import checkpoint_variables
 
 KINDS = ("full_random", "mini_kmeans_plus_plus_cosine", "mini_sync_columns",
          "array_init_tolerance")
@@ -76,14 +75,6 @@ def build(v1, kind, model_dir, single_thread=True):
     raise ValueError(f"unknown kind {kind!r}")
 
 
-def checkpoint_variables(model_dir):
-    """{name: [shape, dtype name]} of the latest checkpoint in model_dir."""
-    reader = tf.train.load_checkpoint(model_dir)
-    dtypes = reader.get_variable_to_dtype_map()
-    return {name: [list(shape), dtypes[name].name]
-            for name, shape in reader.get_variable_to_shape_map().items()}
-
-
 def results(kmeans, kind):
     """Centers, score, step, cluster indices and distances, as JSON-able data."""
     return {
@@ -111,17 +102,14 @@ def run(workdir):
     v1 = tf.compat.v1.estimator
     report = {"tf_version": tf.__version__}
     for kind in KINDS:
-        tf_dir = os.path.join(workdir, kind, "tf")
+        tf_dir = driver_tools.model_dir(workdir, kind, "tf")
         kmeans = build(v1, kind, tf_dir)
         kmeans.train(input_fn(kind), steps=FIRST_STEPS)
         entry = results(kmeans, kind)
         if kind in EXPORTED_KINDS:
-            entry["export_dir"] = kmeans.export_saved_model(
-                os.path.join(workdir, kind, "export_tf"),
-                serving_input_receiver_fn(tf.estimator.export)).decode()
-        more_dir = os.path.join(workdir, kind, "tf_more")
-        shutil.copytree(tf_dir, more_dir)
-        more = build(v1, kind, more_dir)
+            entry["export_dir"] = driver_tools.export(
+                kmeans, workdir, kind, serving_input_receiver_fn(tf.estimator.export))
+        more = build(v1, kind, driver_tools.copy_model_dir(workdir, kind, "tf", "tf_more"))
         more.train(input_fn(kind), steps=MORE_STEPS)
         entry["more_centers"] = more.cluster_centers().tolist()
         entry["more_global_step"] = int(more.get_variable_value("global_step"))
@@ -129,12 +117,5 @@ def run(workdir):
     return report
 
 
-def main(argv):
-    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
-    if len(argv) != 3 or argv[1] != "run":
-        raise SystemExit("usage: kmeans_driver.py run <workdir>")
-    print(json.dumps(run(argv[2])))
-
-
 if __name__ == "__main__":
-    main(sys.argv)
+    driver_tools.main(sys.argv, run)

@@ -14,11 +14,9 @@ an order drawn from std::random_device (and updates the weights from several
 threads), so only one-example batches give the same numbers on every run.
 """
 
-import json
-import os
-import shutil
 import sys
 
+import driver_tools
 import numpy as np
 import tensorflow as tf
 
@@ -68,10 +66,7 @@ def input_fn(kind, epochs=None, batch_size=1):
 
     def fn():
         features, labels = data()
-        features = {k: tf.SparseTensor(*v) if isinstance(
-            v, tf.compat.v1.SparseTensorValue) else v for k, v in features.items()}
-        return tf.data.Dataset.from_tensor_slices(
-            (features, labels[label_key])).repeat(epochs).batch(batch_size)
+        return driver_tools.table_dataset(features, labels[label_key], epochs, batch_size)
     return fn
 
 
@@ -133,35 +128,23 @@ def checkpoint_state(model_dir):
     return {"variables": variables, "table": sorted(rows)}
 
 
-def _plain(metrics):
-    return {k: float(v) for k, v in metrics.items()}
-
-
 def run(workdir, first_steps, more_steps):
     """Trains, evaluates and continues each kind with tf.estimator (see module doc)."""
     v2, v1 = tf.estimator, tf.compat.v1.estimator
     report = {"tf_version": tf.__version__}
     for kind in KINDS:
-        tf_dir = os.path.join(workdir, kind, "tf")
+        tf_dir = driver_tools.model_dir(workdir, kind, "tf")
         estimator = build(v2, v1, kind, tf_dir)
         estimator.train(input_fn(kind), max_steps=first_steps)
         entry = {"state": checkpoint_state(tf_dir),
-                 "metrics": _plain(estimator.evaluate(input_fn(kind, 1, 5)))}
-        more_dir = os.path.join(workdir, kind, "tf_more")
-        shutil.copytree(tf_dir, more_dir)
+                 "metrics": driver_tools.plain_metrics(
+                     estimator.evaluate(input_fn(kind, 1, 5)))}
+        more_dir = driver_tools.copy_model_dir(workdir, kind, "tf", "tf_more")
         build(v2, v1, kind, more_dir).train(input_fn(kind), max_steps=more_steps)
         entry["more_state"] = checkpoint_state(more_dir)
         report[kind] = entry
     return report
 
 
-def main(argv):
-    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
-    if len(argv) != 5 or argv[1] != "run":
-        raise SystemExit("usage: linear_sdca_driver.py run <workdir> <first_steps> "
-                         "<more_steps>")
-    print(json.dumps(run(argv[2], int(argv[3]), int(argv[4]))))
-
-
 if __name__ == "__main__":
-    main(sys.argv)
+    driver_tools.main(sys.argv, run, first_steps=int, more_steps=int)

@@ -1,9 +1,8 @@
 """tf.estimator 2.15's ``canned.optimizers.get_optimizer_instance``, called the same way.
 
-TF1-era model_fns import it by module path. tests/optimizers/
-get_optimizer_instance_test.py calls `report` with the function estimator_lite
-serves there (installed), and runs this file with the TF 2.15 interpreter, where
-tensorflow_estimator serves it:
+TF1-era model_fns import it by module path. tests/optimizers/v1_test.py calls
+`report` with the function estimator_lite serves there (installed), and runs this
+file with the TF 2.15 interpreter, where tensorflow_estimator serves it:
 
     python optimizer_instance_driver.py
 

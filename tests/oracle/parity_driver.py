@@ -2,7 +2,7 @@
 
 `python parity_driver.py lite` uses estimator_lite; `python parity_driver.py oracle`
 (TF 2.15 + tensorflow-estimator 2.15) uses tf.estimator. Each case prints the
-exception class it raised, or what it returned (a type name); tests/parity_test.py
+exception class it raised, or what it returned (a type name); tests/parity/cases_test.py
 asserts that both libraries give the same.
 """
 

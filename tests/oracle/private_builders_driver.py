@@ -14,6 +14,7 @@ prints one JSON line (`report`'s dict). Every model's variables are set to the s
 values by name (`_set_variables`) before anything is read, so the numbers compare.
 """
 
+import contextlib
 import functools
 import importlib
 import json
@@ -33,6 +34,15 @@ def import_modules():
     """The modules of MODULES, imported by their tf.estimator paths."""
     return {key: importlib.import_module(f"{ROOT}.{path}")
             for key, path in MODULES.items()}
+
+
+@contextlib.contextmanager
+def _initialized_session():
+    """A session of the current graph, its variables and tables initialized."""
+    with tf.compat.v1.Session() as session:
+        session.run(tf.compat.v1.global_variables_initializer())
+        session.run(tf.compat.v1.tables_initializer())
+        yield session
 
 
 def _set_variables(session):
@@ -77,9 +87,7 @@ def _linear_logit_fn(linear):
         logit_fn = linear.linear_logit_fn_builder(units=2, feature_columns=list(_columns()),
                                                   sparse_combiner="mean")
         logits = logit_fn(features=_features())
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            session.run(tf.compat.v1.tables_initializer())
+        with _initialized_session() as session:
             zero = session.run(logits)
             _set_variables(session)
             return {"variables": _variables(), "summaries": _summary_tags(session),
@@ -96,9 +104,7 @@ def _linear_model(linear):
         weights = model.variables
         weights.remove(model.bias)
         fraction = linear._compute_fraction_of_zero(weights)
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            session.run(tf.compat.v1.tables_initializer())
+        with _initialized_session() as session:
             initial_fraction = session.run(fraction)
             _set_variables(session)
             return {"variables": [v.op.name for v in model.variables],
@@ -179,17 +185,13 @@ def _combined(modules):
     report = {}
     with tf.Graph().as_default():
         spec = _combined_spec(modules, tf.estimator.ModeKeys.PREDICT)
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            session.run(tf.compat.v1.tables_initializer())
+        with _initialized_session() as session:
             _set_variables(session)
             report["predictions"] = session.run(spec.predictions["predictions"]).tolist()
             report["trainable"] = _variables(tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES)
     with tf.Graph().as_default():
         spec = _combined_spec(modules, tf.estimator.ModeKeys.TRAIN)
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            session.run(tf.compat.v1.tables_initializer())
+        with _initialized_session() as session:
             _set_variables(session)
             report["train_summaries"] = _summary_tags(session)
             session.run(tf.compat.v1.train.get_global_step().assign(0))

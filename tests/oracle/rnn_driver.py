@@ -10,13 +10,12 @@ For each kind it trains ``<workdir>/<kind>/tf`` to `first_steps`, evaluates it
 copy (``tf_more``) to `more_steps`, and prints one JSON line.
 """
 
-import json
-import os
-import shutil
 import sys
 
+import driver_tools
 import numpy as np
 import tensorflow as tf
+from driver_tools import checkpoint_variables, plain_metrics
 
 KINDS = ("lstm", "gru_stack", "sequences")
 # Kinds whose predictions are compared (return_sequences adds the sequence mask),
@@ -70,10 +69,7 @@ def input_fn(label_key, epochs=None):
     """An input_fn over the table, in order (both libraries see the same)."""
     def fn():
         features, labels = data()
-        features = {k: tf.SparseTensor(*v) if isinstance(
-            v, tf.compat.v1.SparseTensorValue) else v for k, v in features.items()}
-        return tf.data.Dataset.from_tensor_slices(
-            (features, labels[label_key])).repeat(epochs).batch(BATCH_SIZE)
+        return driver_tools.table_dataset(features, labels[label_key], epochs, BATCH_SIZE)
     return fn
 
 
@@ -117,18 +113,6 @@ def serving_input_receiver_fn(export_lib):
     return export_lib.build_parsing_serving_input_receiver_fn(spec)
 
 
-def checkpoint_variables(model_dir):
-    """{name: [shape, dtype name]} of the latest checkpoint in model_dir."""
-    reader = tf.train.load_checkpoint(model_dir)
-    dtypes = reader.get_variable_to_dtype_map()
-    return {name: [list(shape), dtypes[name].name]
-            for name, shape in reader.get_variable_to_shape_map().items()}
-
-
-def _plain(metrics):
-    return {k: float(v) for k, v in metrics.items()}
-
-
 def _first_predictions(estimator, label_key):
     """The predictions of the first batch, as lists (JSON)."""
     result = next(estimator.predict(input_fn(label_key, 1), yield_single_examples=False))
@@ -140,33 +124,23 @@ def run(workdir, first_steps, more_steps):
     """Trains, evaluates and continues each kind with tf.estimator (see module doc)."""
     report = {"tf_version": tf.__version__}
     for kind in KINDS:
-        tf_dir = os.path.join(workdir, kind, "tf")
+        tf_dir = driver_tools.model_dir(workdir, kind, "tf")
         estimator, label_key = build(tf.estimator.experimental, tf.estimator, kind,
                                      tf_dir)
         estimator.train(input_fn(label_key), max_steps=first_steps)
         entry = {"variables": checkpoint_variables(tf_dir),
-                 "metrics": _plain(estimator.evaluate(input_fn(label_key, 1)))}
+                 "metrics": plain_metrics(estimator.evaluate(input_fn(label_key, 1)))}
         if kind in PREDICTED_KINDS:  # One graph more each: only where predict differs.
             entry["predictions"] = _first_predictions(estimator, label_key)
         if kind in EXPORTED_KINDS:
-            entry["export_dir"] = estimator.export_saved_model(
-                os.path.join(workdir, kind, "export_tf"),
-                serving_input_receiver_fn(tf.estimator.export)).decode()
-        more_dir = os.path.join(workdir, kind, "tf_more")
-        shutil.copytree(tf_dir, more_dir)
+            entry["export_dir"] = driver_tools.export(
+                estimator, workdir, kind, serving_input_receiver_fn(tf.estimator.export))
+        more_dir = driver_tools.copy_model_dir(workdir, kind, "tf", "tf_more")
         build(tf.estimator.experimental, tf.estimator, kind, more_dir)[0].train(
             input_fn(label_key), max_steps=more_steps)
         report[kind] = entry
     return report
 
 
-def main(argv):
-    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
-    if len(argv) != 5 or argv[1] != "run":
-        raise SystemExit("usage: rnn_driver.py run <workdir> <first_steps> "
-                         "<more_steps>")
-    print(json.dumps(run(argv[2], int(argv[3]), int(argv[4]))))
-
-
 if __name__ == "__main__":
-    main(sys.argv)
+    driver_tools.main(sys.argv, run, first_steps=int, more_steps=int)

@@ -1,6 +1,6 @@
 """Drives a real tf.estimator.Estimator (TF <= 2.15) with estimator_lite's executor.
 
-Run by tests/tf_estimator_compat_test.py with a Python that has tensorflow 2.15 and
+Run by tests/parity/tf_estimator_compat_test.py with a Python that has tensorflow 2.15 and
 tensorflow-estimator 2.15 installed. Prints one JSON line with what happened.
 """
 
@@ -8,8 +8,9 @@ import json
 import os
 import sys
 
-import numpy as np
 import tensorflow as tf
+from driver_tools import regression_input_fn as input_fn
+from driver_tools import regression_serving_input_receiver_fn as serving_input_receiver_fn
 
 import estimator_lite as el
 
@@ -23,17 +24,6 @@ def model_fn(features, labels, mode):
     train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
         loss, global_step=tf.compat.v1.train.get_global_step())
     return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
-
-
-def input_fn(epochs=None):
-    x = np.random.RandomState(0).randn(64, 4).astype(np.float32)
-    y = x @ np.array([[1.0], [2.0], [-1.0], [0.5]], np.float32)
-    return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat(epochs).batch(16)
-
-
-def serving_input_receiver_fn():
-    x = tf.compat.v1.placeholder(tf.float32, [None, 4], name="x")
-    return tf.estimator.export.ServingInputReceiver({"x": x}, {"x": x})
 
 
 def main(model_dir):

@@ -45,6 +45,44 @@ def linear_model_fn(features, labels, mode, params):
                             predictions={"y": predictions})
 
 
+def squared_error_spec(mode, predictions, labels, learning_rate=0.1, metrics_fn=None):
+    """The EstimatorSpec of a small regression model_fn.
+
+    Args:
+      mode: the model_fn's mode.
+      predictions: the model's output.
+      labels: the model_fn's labels.
+      learning_rate: of the SGD step that minimizes the loss.
+      metrics_fn: builds the eval_metric_ops (after the loss and the train op), or
+        None.
+
+    Returns:
+      In PREDICT, predictions {"y": predictions}; otherwise the mean squared error as
+      the loss and its SGD minimization (on the global step) as the train op.
+    """
+    if mode == el.ModeKeys.PREDICT:
+        return el.EstimatorSpec(mode, predictions={"y": predictions})
+    loss = tf.reduce_mean(tf.square(predictions - labels))
+    train_op = tf.train.GradientDescentOptimizer(learning_rate).minimize(
+        loss, global_step=tf.train.get_global_step())
+    return el.EstimatorSpec(mode, loss=loss, train_op=train_op,
+                            eval_metric_ops=metrics_fn() if metrics_fn else None)
+
+
+def read_batches(input_fn, max_batches=50):
+    """Runs input_fn in a fresh graph; returns its batches until the input ends."""
+    batches = []
+    with tf.Graph().as_default():
+        tensors = input_fn()
+        with tf.Session() as session:
+            for _ in range(max_batches):
+                try:
+                    batches.append(session.run(tensors))
+                except tf.errors.OutOfRangeError:
+                    break
+    return batches
+
+
 def raw_serving_input_fn():
     return el.export.build_raw_serving_input_receiver_fn(
         {"x": tf.TensorSpec([None, NUM_FEATURES], tf.float32)})()

@@ -2,7 +2,7 @@
 
 The tables are in docs/differences.md.
 
-Shared by tests/public_names_test.py (tf.estimator) and tests/compat/v1_test.py
+Shared by tests/repository/public_names_test.py (tf.estimator) and tests/compat/v1_test.py
 (tf.compat.v1.estimator). Not a test file.
 """
 
@@ -37,3 +37,18 @@ def documented_absent_names(heading, prefix):
     section = text.split(heading, 1)[1].split("\n#", 1)[0]
     return {m.group(1) for m in re.finditer(rf"^\| `{re.escape(prefix)}([\w.]+)`",
                                             section, re.M)}
+
+
+def undocumented_missing_names(module, file_name, prefix, heading):
+    """Names of tests/data/<file_name> (without `prefix`) that `module` lacks and
+    docs/differences.md's table under `heading` does not list."""
+    absent = documented_absent_names(heading, prefix)
+    return [name for name in dumped_names(file_name, prefix)
+            if not resolves(module, name) and name not in absent]
+
+
+def stale_absent_names(module, prefix, heading):
+    """Names docs/differences.md's table under `heading` lists as absent that
+    `module` has after all."""
+    return sorted(name for name in documented_absent_names(heading, prefix)
+                  if resolves(module, name))

@@ -7,7 +7,7 @@ import pytest
 
 import estimator_lite as el
 from estimator_lite._tf import tf
-from tests.early_stopping_test import FakeEstimator, write_evals
+from tests.support.fakes import FakeEstimator, write_evals
 
 
 class FakeRunContext:

@@ -179,17 +179,22 @@ def test_exported_replicated_model_serves(tmp_path):
     np.testing.assert_allclose(regress["outputs"], expected, atol=ATOL)
 
 
-def test_sparse_features_are_split(tmp_path):
+def _sparse_model_fn(learning_rate, initializer=None):
+    """A model_fn of one embedding of the sparse "ids", trained by a TowerOptimizer
+    (SGD at `learning_rate`)."""
     def model_fn(features, labels, mode):
-        table = tf.get_variable("table", [VOCAB, 1],
-                                initializer=tf.constant_initializer(0.3))
+        table = tf.get_variable("table", [VOCAB, 1], initializer=initializer)
         logits = tf.nn.embedding_lookup_sparse(table, features["ids"], None,
                                                combiner="sum")
         loss = tf.losses.sigmoid_cross_entropy(labels, logits)
-        train_op = el.TowerOptimizer(tf.train.GradientDescentOptimizer(1.0)).minimize(
-            loss, global_step=tf.train.get_global_step())
+        optimizer = el.TowerOptimizer(tf.train.GradientDescentOptimizer(learning_rate))
+        train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
         return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return model_fn
 
+
+def test_sparse_features_are_split(tmp_path):
+    model_fn = _sparse_model_fn(1.0, tf.constant_initializer(0.3))
     _, y, ids = _data()
 
     def input_fn():
@@ -345,16 +350,7 @@ def test_uneven_and_short_last_batches_train_like_one_device(tmp_path, reduction
 def test_sparse_only_training_batch_not_divisible_is_a_value_error(tmp_path):
     # Without a dense feature the shard sizes are unknown: training needs equal
     # shards, and a static batch that cannot give them is an early ValueError.
-    def model_fn(features, labels, mode):
-        table = tf.get_variable("table", [VOCAB, 1])
-        logits = tf.nn.embedding_lookup_sparse(table, features["ids"], None,
-                                               combiner="sum")
-        loss = tf.losses.sigmoid_cross_entropy(labels, logits)
-        train_op = el.TowerOptimizer(tf.train.GradientDescentOptimizer(0.1)).minimize(
-            loss, global_step=tf.train.get_global_step())
-        return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
-
-    est = _estimator(tmp_path, "odd", model_fn, 4)
+    est = _estimator(tmp_path, "odd", _sparse_model_fn(0.1), 4)
 
     def input_fn():
         _, y, ids = _data(6)

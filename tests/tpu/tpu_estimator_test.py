@@ -1,13 +1,10 @@
 """TPUEstimator(use_tpu=False) against tf.estimator 2.15's, plus its argument checks.
 
-The oracle test runs tests/tpu/bert_classifier_driver.py (a run_classifier.py-shaped
+The oracle test runs tests/oracle/bert_classifier_driver.py (a run_classifier.py-shaped
 program) with estimator_lite here and with tf.compat.v1.estimator.tpu in the TF 2.15
 interpreter, at the same time, and compares what they report.
 """
 
-import json
-import os
-import subprocess
 
 import numpy as np
 import pytest
@@ -15,11 +12,9 @@ import tensorflow as tf
 
 import estimator_lite as el
 from estimator_lite import tpu
-from tests.oracle import TF215_PYTHON, load_driver, requires_oracle
-from tests.support import zygote
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_beside
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVER = os.path.join(HERE, "bert_classifier_driver.py")
+DRIVER = driver_path("bert_classifier_driver.py")
 # Same graph, same data, same pre-trained checkpoint: only float rounding differs.
 METRIC_TOLERANCE = 1e-5
 
@@ -37,12 +32,9 @@ def test_bert_style_program_matches_tf_estimator(tmp_path):
     oracle_dir, lite_dir = tmp_path / "oracle", tmp_path / "lite"
     oracle_dir.mkdir()
     lite_dir.mkdir()
-    oracle = zygote.Popen([TF215_PYTHON, DRIVER, "oracle", str(oracle_dir)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lite = load_driver(DRIVER, "bert_classifier_driver").run("lite", str(lite_dir))
-    out, err = oracle.communicate(timeout=600)
-    assert oracle.returncode == 0, err[-3000:]
-    expected = json.loads(out.strip().splitlines()[-1])
+    expected, lite = run_oracle_beside(
+        lambda: load_driver(DRIVER, "bert_classifier_driver").run("lite", str(lite_dir)),
+        DRIVER, "oracle", oracle_dir, timeout_secs=600)
 
     for key in ("metrics", "warm_metrics"):
         assert sorted(lite[key]) == sorted(expected[key])

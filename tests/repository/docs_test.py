@@ -16,7 +16,7 @@ import pytest
 
 from tests.support import zygote
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGE = os.path.join(ROOT, "estimator_lite")
 DOCS = os.path.join(ROOT, "docs")
 CONFORMANCE_TEST = os.path.join(ROOT, "tests", "conformance", "conformance_test.py")

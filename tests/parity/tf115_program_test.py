@@ -23,7 +23,7 @@ import estimator_lite as el
 from tests.oracle import requires_legacy_keras
 from tests.support.tf_versions import TF1
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM = os.path.join(ROOT, "examples", "tf1_program.py")
 RESULT = re.compile(
     r"tf1 program on TF (\S+), 2 towers: test accuracy ([\d.]+) \(evaluate\), "

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 API_LIST = os.path.join(ROOT, "tests", "data", "tf115_compat_v1_api.txt")
 
 

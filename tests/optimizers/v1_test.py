@@ -7,18 +7,15 @@ it the same way on both libraries: same optimizer classes and learning rates, th
 given instance returned as it is, the same error types.
 """
 
-import os
-import sys
 
 import pytest
 import tensorflow as tf
 
-import estimator_lite
 from estimator_lite.optimizers import v1
-from tests.oracle import load_driver, requires_oracle, run_oracle_driver
+from tests.oracle import driver_path, load_driver, requires_oracle, run_oracle_driver
+from tests.support.installed import installed_as_tf_estimator
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DRIVER_PATH = os.path.join(ROOT, "tests", "oracle", "optimizer_instance_driver.py")
+DRIVER_PATH = driver_path("optimizer_instance_driver.py")
 
 driver = load_driver(DRIVER_PATH, "optimizer_instance_driver")
 
@@ -26,13 +23,8 @@ driver = load_driver(DRIVER_PATH, "optimizer_instance_driver")
 @pytest.fixture
 def installed_function():
     """The function served at tf.estimator's path while the test runs."""
-    estimator_lite.install_as_tf_estimator()
-    try:
+    with installed_as_tf_estimator():
         yield driver.get_optimizer_instance()
-    finally:
-        estimator_lite.uninstall_as_tf_estimator()
-        for name in [n for n in sys.modules if n.startswith("tensorflow_estimator")]:
-            del sys.modules[name]
 
 
 def test_the_path_serves_estimator_lites_function(installed_function):

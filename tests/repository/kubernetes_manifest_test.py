@@ -20,7 +20,7 @@ from estimator_lite import launch
 from estimator_lite._engine import cluster_info
 from estimator_lite._engine import local_cluster as cluster_lib
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MANIFEST = os.path.join(ROOT, "examples", "kubernetes", "tfjob.yaml")
 README = os.path.join(ROOT, "examples", "kubernetes", "README.md")
 REPLICA_TYPES = {"Chief", "Worker", "PS", "Evaluator"}

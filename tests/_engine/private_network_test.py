@@ -22,7 +22,7 @@ import pytest
 from estimator_lite import launch
 from estimator_lite._engine import private_network
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _DEADLINE_SECS = 120
 # Each role listens on its TF_CONFIG port on every interface (as TensorFlow's
 # server does), connects to every task of the cluster, and prints its network
@@ -226,21 +226,24 @@ def _stop(launcher):
     assert launcher.wait(timeout=_DEADLINE_SECS) == 130
 
 
+def _connects_from_other_host(other_host, network, network_line):
+    """Starts a serving launcher with `--network <network>` (its network line starts
+    with `network_line`); returns what connecting to its role's port from the other
+    host gave."""
+    namespace, address = other_host
+    launcher, port, line = _serving_launcher(network)
+    try:
+        assert line.startswith(network_line), line
+        return _connects_from(namespace, address, port)
+    finally:
+        _stop(launcher)
+
+
 @pytest.mark.skipif(_UNAVAILABLE is not None, reason=f"no private network: {_UNAVAILABLE}")
 def test_another_host_cannot_reach_the_roles_unless_network_host(other_host):
-    namespace, address = other_host
-    launcher, port, line = _serving_launcher("auto")
-    try:
-        assert line.startswith("[launch] network: private"), line
-        private = _connects_from(namespace, address, port)
-    finally:
-        _stop(launcher)
-    launcher, port, line = _serving_launcher("host")
-    try:
-        assert line.startswith("[launch] network: host (--network host)"), line
-        shared = _connects_from(namespace, address, port)
-    finally:
-        _stop(launcher)
+    private = _connects_from_other_host(other_host, "auto", "[launch] network: private")
+    shared = _connects_from_other_host(other_host, "host",
+                                       "[launch] network: host (--network host)")
     print(f"from another host to the TensorFlow server's port: private network: "
           f"{private}; host network: {shared}")
     assert private == "ConnectionRefusedError"

@@ -12,7 +12,7 @@ from estimator_lite._engine import model_dir
 from estimator_lite._engine.shutdown import GRACE_ENV, grace_secs_from_env
 from tests.support import zygote
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # A job that trains "forever" (slowly) and reports each saved step and the end.
 _JOB = textwrap.dedent("""
     import sys, time

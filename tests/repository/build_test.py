@@ -4,7 +4,7 @@ import ast
 import glob
 import os
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COVERED_FOLDERS = ("estimator_lite", "examples", "benchmarks", "tests")
 
 

@@ -10,18 +10,16 @@ oracle is there).
 """
 
 import logging as std_logging
-import os
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf2
 
 import estimator_lite as el
-from tests.oracle import TF215_PYTHON, requires_oracle, run_driver
+from tests.oracle import BOTH_SIDES, driver_path, run_driver_on
+from tests.support import models
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DRIVER = os.path.join(ROOT, "tests", "oracle", "eval_results_driver.py")
+DRIVER = driver_path("eval_results_driver.py")
 
 
 def _scalar(type_name, dtype):
@@ -87,15 +85,9 @@ EXPECTED = {
 }
 
 
-def _run_driver(python, library):
-    return run_driver(python, DRIVER, library, timeout_secs=600)
-
-
-@pytest.mark.parametrize("library", [
-    "lite", pytest.param("oracle", marks=requires_oracle)])
+@pytest.mark.parametrize("library", BOTH_SIDES)
 def test_evaluation_results_have_tf_estimators_types_and_order(library):
-    python = sys.executable if library == "lite" else TF215_PYTHON
-    report = _run_driver(python, library)
+    report = run_driver_on(library, DRIVER, library, timeout_secs=600)
     tf_version = report.pop("tf_version")
     if library == "oracle":
         assert tf_version.startswith("2.15")
@@ -114,14 +106,13 @@ def _model_fn(features, labels, mode):
     w = tf2.compat.v1.get_variable("w", [1, 1],
                                    initializer=tf2.compat.v1.zeros_initializer())
     predictions = tf2.matmul(features["x"], w)
-    if mode == el.ModeKeys.PREDICT:
-        return el.EstimatorSpec(mode, predictions={"y": predictions})
-    loss = tf2.reduce_mean(tf2.square(predictions - labels))
-    train_op = tf2.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
-        loss, global_step=tf2.compat.v1.train.get_global_step())
-    metrics = {"mse": tf2.compat.v1.metrics.mean_squared_error(labels, predictions),
-               "examples": (tf2.constant(4, tf2.int64), tf2.no_op())}
-    return el.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics)
+
+    def metrics():
+        return {"mse": tf2.compat.v1.metrics.mean_squared_error(labels, predictions),
+                "examples": (tf2.constant(4, tf2.int64), tf2.no_op())}
+
+    return models.squared_error_spec(mode, predictions, labels, learning_rate=0.01,
+                                     metrics_fn=metrics)
 
 
 def test_model_search_estimator_turns_results_into_python_numbers(tmp_path, monkeypatch):

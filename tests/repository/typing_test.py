@@ -19,7 +19,7 @@ import pytest
 
 import estimator_lite as el
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIG = os.path.join(ROOT, "setup.cfg")
 # A cold run takes about 7 s (typeshed, numpy); the deadline is for a loaded machine.
 MYPY_TIMEOUT_SECS = 240

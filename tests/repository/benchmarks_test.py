@@ -15,7 +15,7 @@ import pytest
 
 from tests.support import zygote
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Benchmark -> keys its JSON line must hold.
 BENCHMARKS = {

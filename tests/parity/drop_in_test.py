@@ -13,6 +13,7 @@ import pytest
 import tensorflow as tf
 
 import estimator_lite as el
+from tests.support import models
 
 WARN_EMPTY_EVAL = "Evaluation ran no batch"
 ERR_INFINITE_EVAL = "infinite dataset"
@@ -30,13 +31,7 @@ def _model_fn(features, labels, mode):
     if isinstance(x, tf.SparseTensor):
         x = tf.sparse.to_dense(x)
     w = tf.compat.v1.get_variable("w", [3, 1], initializer=tf.zeros_initializer())
-    pred = tf.matmul(x, w)
-    if mode == el.ModeKeys.PREDICT:
-        return el.EstimatorSpec(mode, predictions={"y": pred})
-    loss = tf.reduce_mean(tf.square(pred - labels))
-    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
-        loss, global_step=tf.compat.v1.train.get_global_step())
-    return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return models.squared_error_spec(mode, tf.matmul(x, w), labels)
 
 
 INPUT_FNS = {

@@ -1,9 +1,10 @@
 """Trains a small Adam regression with summaries; run by both interpreters.
 
-`python adam_driver.py oracle MODEL_DIR` trains with tf.compat.v1.estimator (TF 2.15)
-one step per session call and prints a JSON report (last line): the final
-variables, global step and the step of every checkpoint. The test imports
-`model_fn`/`input_fn` and trains the same with estimator_lite's multi-step loops.
+`python multi_step_adam_driver.py oracle MODEL_DIR` trains with
+tf.compat.v1.estimator (TF 2.15) one step per session call and prints a JSON report
+(last line): the final variables, global step and the step of every checkpoint.
+tests/multi_step/multi_step_test.py imports `model_fn`/`input_fn` and trains the same
+with estimator_lite's multi-step loops.
 """
 
 import json

@@ -9,7 +9,7 @@ import pytest
 
 from tests import conftest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _readme_commands():
@@ -75,12 +75,12 @@ def test_the_core_marker_selects_the_core_and_nothing_else():
     """`-m core` keeps a test outside NOT_CORE and drops one inside it."""
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "core", "-n", "0",
-         "tests/model_fn_test.py", "tests/lint_test.py"],
+         "tests/model_fn_test.py", "tests/repository/lint_test.py"],
         cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True,
         timeout=300, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "tests/model_fn_test.py::" in result.stdout
-    assert "tests/lint_test.py::" not in result.stdout
+    assert "tests/repository/lint_test.py::" not in result.stdout
 
 
 def test_matrix_script_is_valid_bash_naming_its_entries():

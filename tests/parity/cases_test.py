@@ -4,15 +4,12 @@ tests/oracle/parity_driver.py runs each case on one library; EXPECTED is what
 tf.estimator 2.15 gives (the oracle test re-checks it when the oracle is there).
 """
 
-import os
-import sys
 
 import pytest
 
-from tests.oracle import TF215_PYTHON, requires_oracle, run_driver
+from tests.oracle import BOTH_SIDES, driver_path, run_driver_on
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DRIVER = os.path.join(ROOT, "tests", "oracle", "parity_driver.py")
+DRIVER = driver_path("parity_driver.py")
 
 EXPECTED = {
     "chief_without_cluster": "ValueError",
@@ -28,13 +25,6 @@ EXPECTED = {
 }
 
 
-def _run_driver(python, library):
-    return run_driver(python, DRIVER, library, timeout_secs=300)
-
-
-@pytest.mark.parametrize("library", [
-    "lite", pytest.param("oracle", marks=requires_oracle)])
+@pytest.mark.parametrize("library", BOTH_SIDES)
 def test_parity_cases_give_tf_estimators_outcome(library):
-    python = sys.executable if library == "lite" else TF215_PYTHON
-    outcome = _run_driver(python, library)
-    assert outcome == EXPECTED
+    assert run_driver_on(library, DRIVER, library, timeout_secs=300) == EXPECTED

@@ -1,5 +1,5 @@
 """estimator_lite._keras reads Keras' and TensorFlow's private attributes, and says
-which release lacks one it needs (tests/private_attributes_test.py checks that no
+which release lacks one it needs (tests/repository/private_attributes_test.py checks that no
 other module reads them)."""
 
 import pytest
