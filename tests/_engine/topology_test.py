@@ -49,43 +49,41 @@ def _facts(record):
             record.writes_summaries, record.worker_wait, record.failure_ends_job)
 
 
+def _expect(kind, chief=False, summaries=False):
+    """What `_facts` gives for a role of a job of `kind`."""
+    collective = kind == "collective"
+    return (kind, chief, collective, summaries,
+            "with the chief" if collective else "staggered start", collective)
+
+
+MWMS = MultiWorkerMirroredStrategy()
 ROLES = {
-    # role: (config, (kind, chief, workers hold variables, writes summaries,
-    #                 worker wait, a failure ends the job))
-    "local": (_config("worker", 0, is_chief=True),
-              ("local", True, False, True, "staggered start", False)),
-    "ps chief": (_config("chief", 0, PS_CLUSTER),
-                 ("ps", True, False, True, "staggered start", False)),
-    "ps worker": (_config("worker", 1, PS_CLUSTER),
-                  ("ps", False, False, False, "staggered start", False)),
-    "ps": (_config("ps", 0, PS_CLUSTER),
-           ("ps", False, False, False, "staggered start", False)),
-    "evaluator": (_config("evaluator", 0),
-                  ("local", False, False, False, "staggered start", False)),
+    "local": (_config("worker", 0, is_chief=True), _expect("local", True, True)),
+    "ps chief": (_config("chief", 0, PS_CLUSTER), _expect("ps", True, True)),
+    "ps worker": (_config("worker", 1, PS_CLUSTER), _expect("ps")),
+    "ps": (_config("ps", 0, PS_CLUSTER), _expect("ps")),
+    "evaluator": (_config("evaluator", 0), _expect("local")),
     # Beside a legacy master with workers, worker 0 writes the summaries.
-    "master": (_config("master", 0, MASTER_CLUSTER),
-               ("ps", True, False, False, "staggered start", False)),
+    "master": (_config("master", 0, MASTER_CLUSTER), _expect("ps", chief=True)),
     "master's worker 0": (_config("worker", 0, MASTER_CLUSTER),
-                          ("ps", False, False, True, "staggered start", False)),
-    "master's worker 1": (_config("worker", 1, MASTER_CLUSTER),
-                          ("ps", False, False, False, "staggered start", False)),
+                          _expect("ps", summaries=True)),
+    "master's worker 1": (_config("worker", 1, MASTER_CLUSTER), _expect("ps")),
     # Worker 0 of a chief-less collective cluster leads.
-    "collective worker 0": (
-        _config("worker", 0, COLLECTIVE_CLUSTER, MultiWorkerMirroredStrategy(), True),
-        ("collective", True, True, True, "with the chief", True)),
-    "collective worker 1": (
-        _config("worker", 1, COLLECTIVE_CLUSTER, MultiWorkerMirroredStrategy(), False),
-        ("collective", False, True, False, "with the chief", True)),
-    # One worker: nothing to lose, so a failed step recreates the session.
-    "collective, one worker": (
-        _config("worker", 0, None, MultiWorkerMirroredStrategy(), True),
-        ("collective", True, True, True, "with the chief", False)),
+    "collective worker 0": (_config("worker", 0, COLLECTIVE_CLUSTER, MWMS, True),
+                            _expect("collective", True, True)),
+    "collective worker 1": (_config("worker", 1, COLLECTIVE_CLUSTER, MWMS, False),
+                            _expect("collective")),
     # A collective strategy beside a legacy master: the master's summaries rule is
     # between-graph replication's only.
-    "collective master": (
-        _config("master", 0, MASTER_CLUSTER, MultiWorkerMirroredStrategy()),
-        ("collective", True, True, True, "with the chief", True)),
+    "collective master": (_config("master", 0, MASTER_CLUSTER, MWMS),
+                          _expect("collective", True, True)),
 }
+
+
+def test_a_collective_job_of_one_worker_recreates_its_session():
+    # No peer to lose: a failed step recreates the session, as a local job's does.
+    record = topology.for_config(_config("worker", 0, None, MWMS, True))
+    assert _facts(record) == ("collective", True, True, True, "with the chief", False)
 
 
 @pytest.mark.parametrize("role", sorted(ROLES))
@@ -122,8 +120,7 @@ def test_an_estimator_likes_config_may_lack_strategy_environment_and_chief():
     # train_and_evaluate drives any estimator-like object, tf.estimator's too.
     bare = types.SimpleNamespace(cluster_spec=tf.train.ClusterSpec(PS_CLUSTER),
                                  task_type="worker", task_id=1, master="grpc://w:1")
-    record = topology.for_config(bare)
-    assert _facts(record) == ("ps", False, False, False, "staggered start", False)
+    assert _facts(topology.for_config(bare)) == _expect("ps")
     # A test double whose attribute is not a strategy counts as none.
     double = _config("worker", 1, COLLECTIVE_CLUSTER, object())
     assert topology.train_strategy(double) is None
@@ -149,9 +146,8 @@ def test_a_run_config_from_tf_config(monkeypatch):
     # Workers only is a valid cluster for a collective strategy: worker 0 leads.
     config = el.RunConfig(train_distribute=MultiWorkerMirroredStrategy())
     record = topology.for_config(config)
-    assert _facts(record) == ("collective", False, True, False, "with the chief", True)
+    assert _facts(record) == _expect("collective")
     assert record.master == "grpc://127.0.0.1:2"
     monkeypatch.setenv("TF_CONFIG", json.dumps(
         {"cluster": PS_CLUSTER, "task": {"type": "chief", "index": 0}}))
-    record = topology.for_config(el.RunConfig())
-    assert _facts(record) == ("ps", True, False, True, "staggered start", False)
+    assert _facts(topology.for_config(el.RunConfig())) == _expect("ps", True, True)
