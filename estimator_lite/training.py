@@ -12,7 +12,8 @@ Who owns what:
 | which role this process runs       | `_TrainingExecutor.run`; role names and      |
 |                                    | facts in `_engine/roles.py`                  |
 | chief / worker / master / ps       | `run_chief` ... `run_ps`; servers and worker |
-|                                    | delays in `_start_distributed_training`      |
+|                                    | delays in `_start_distributed_training`, as  |
+|                                    | the task's `_engine/topology` record says    |
 | the evaluator role                 | `_start_continuous_evaluation` (the loop),   |
 |                                    | `_execute_evaluator_once` (one iteration)    |
 | evaluate the latest checkpoint,    | `_evaluation._Evaluator` (its names are      |
