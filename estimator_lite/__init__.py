@@ -18,9 +18,10 @@ tests/repository/layering_test.py checks the arrows):
 - the spec modules, the vocabulary of model_fns and exporters: `model_fn`
   (EstimatorSpec, ModeKeys), `export/` (receivers, outputs, SavedModel writing),
   `exporter`; they import only each other, `_engine`, `_keras` and `_tf`;
-- `_engine/`: how it runs (train session and its periodic actions, eval and
-  predict loops, hook protocol, timer, roles, model_dir names, event files,
-  completion markers, argument checks); imports no public module;
+- `_engine/`: how it runs (train session, its parts and its periodic actions,
+  eval and predict loops, hook protocol, timer, roles and a task's topology,
+  model_dir names, event files, completion markers, argument checks); imports no
+  public module;
 - opt-in, for code the user cannot edit: `install` (`install_as_tf_estimator()`
   makes tf.estimator's module paths resolve here, `_alias_table` says which to
   which) and the runner `python -m estimator_lite.run`; never done at import;

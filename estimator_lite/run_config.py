@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from estimator_lite._engine import distribute, mixed_precision, roles, validation
+from estimator_lite._engine import distribute, mixed_precision, roles, topology, validation
 from estimator_lite._engine.cluster_info import ClusterInfo, parse_tf_config
 from estimator_lite._tf import tf
 
@@ -244,7 +244,7 @@ class RunConfig:
           ValueError: an argument has a bad value, or TF_CONFIG is invalid.
         """
         self._init(locals(), parse_tf_config(
-            workers_only_ok=distribute.is_collective(train_distribute)))
+            workers_only_ok=topology.runs_collectives(train_distribute)))
 
     def _init(self, args, cluster_info, replacing=False):
         """Validates and stores the arguments (a bad one's error also carries

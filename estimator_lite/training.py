@@ -12,7 +12,8 @@ Who owns what:
 | which role this process runs       | `_TrainingExecutor.run`; role names and      |
 |                                    | facts in `_engine/roles.py`                  |
 | chief / worker / master / ps       | `run_chief` ... `run_ps`; servers and worker |
-|                                    | delays in `_start_distributed_training`      |
+|                                    | delays in `_start_distributed_training`, as  |
+|                                    | the task's `_engine/topology` record says    |
 | the evaluator role                 | `_start_continuous_evaluation` (the loop),   |
 |                                    | `_execute_evaluator_once` (one iteration)    |
 | evaluate the latest checkpoint,    | `_evaluation._Evaluator` (its names are      |
@@ -23,7 +24,6 @@ Who owns what:
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -31,7 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from estimator_lite._engine import completion, distribute, event_files, roles, validation
+from estimator_lite._engine import (
+    completion,
+    distribute,
+    event_files,
+    roles,
+    topology,
+    validation,
+)
 from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._evaluation import (  # noqa: F401 - tf.estimator's names, kept here
     _WARNING_INTERVAL_SECS,
@@ -102,32 +109,8 @@ class _StopAtSecsHook(tf.train.SessionRunHook):
 # The executor -------------------------------------------------------------------------
 
 
-def _has_cluster(config):
-    spec = config.cluster_spec
-    return bool(spec) and bool(getattr(spec, "jobs", spec))
-
-
 def _num_tasks(cluster_spec, job):
     return cluster_spec.num_tasks(job) if job in cluster_spec.jobs else 0
-
-
-def _is_google_env(config):
-    """Whether the platform runs the servers (TF_CONFIG's environment 'google')."""
-    if getattr(config, "environment", None) == "google":
-        return True
-    # Read at run time too, as tf.estimator does (the variable may change).
-    try:
-        tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
-    except ValueError:
-        return False
-    return isinstance(tf_config, dict) and tf_config.get("environment") == "google"
-
-
-def _train_distribute(config):
-    """The config's distribution strategy; None when it has none (or when a test
-    double's attribute is not a strategy)."""
-    strategy = getattr(config, "train_distribute", None)
-    return strategy if hasattr(type(strategy), "extended") else None
 
 
 def _server_class():
@@ -189,8 +172,16 @@ class _TrainingExecutor:
         self._continuous_eval_listener = (continuous_eval_listener or
                                           _ContinuousEvalListener())
         self._server = None
+        self._topology = None
 
     estimator = property(lambda self: self._estimator)
+
+    def _cluster(self):
+        """This task's `topology.Topology`, read from the estimator's config once
+        (when a role first needs it)."""
+        if self._topology is None:
+            self._topology = topology.for_config(self._estimator.config)
+        return self._topology
 
     def _role_runners(self):
         return {roles.CHIEF: self.run_chief, roles.WORKER: self.run_worker,
@@ -209,7 +200,7 @@ class _TrainingExecutor:
         """
         config = self._estimator.config
         task_type = config.task_type
-        if not _has_cluster(config) and task_type != roles.EVALUATOR:
+        if not topology.has_cluster(config) and task_type != roles.EVALUATOR:
             logging.info("No cluster in the config: training and evaluating locally.")
             return self.run_local()
         runners = self._role_runners()
@@ -321,10 +312,9 @@ class _TrainingExecutor:
 
     def run_worker(self):
         """Trains as a (non-chief) worker after its start delay."""
-        strategy = _train_distribute(self._estimator.config)
         # Watching from the start: the chief clears an old marker when it starts.
         watcher = (_completion_watcher(self._estimator, self._train_spec.max_steps)
-                   if distribute.is_collective(strategy) else None)
+                   if self._cluster().worker_wait == topology.WITH_CHIEF else None)
         self._start_distributed_training()
         # No saving listeners: only the chief saves checkpoints (as tf.estimator).
         self._train(None)
@@ -468,15 +458,16 @@ class _TrainingExecutor:
     def _start_distributed_training(self):
         """Starts this task's server when needed, then delays workers."""
         config = self._estimator.config
-        strategy = _train_distribute(config)
-        if _is_google_env(config):
+        cluster = self._cluster()
+        if cluster.server_started_by == topology.PLATFORM:
             logging.info("environment 'google': the platform runs the servers.")
-        elif distribute.server_started(strategy):
+        elif cluster.server_started_by == topology.STRATEGY:
             logging.info("The distribution strategy started this task's server.")
         else:
             self._start_std_server(config)
         # Collective strategies step all workers together: no staggered start.
-        if config.task_type == roles.WORKER and not distribute.is_collective(strategy):
+        if (config.task_type == roles.WORKER
+                and cluster.worker_wait == topology.STAGGERED_START):
             max_delay = getattr(config, "experimental_max_worker_delay_secs", None)
             max_delay = _MAX_DELAY_SECS if max_delay is None else int(max_delay)
             delay = min(max_delay, _DELAY_SECS_PER_WORKER * (config.task_id + 1))
@@ -492,7 +483,7 @@ class _TrainingExecutor:
           RuntimeError: the config lacks the cluster, the task type or index, or
             (in a cluster of several tasks) the master address.
         """
-        for missing, what in ((not _has_cluster(config), "cluster_spec"),
+        for missing, what in ((not topology.has_cluster(config), "cluster_spec"),
                               (not config.task_type, "task_type"),
                               (config.task_id is None, "task_id")):
             if missing:
@@ -512,7 +503,7 @@ class _TrainingExecutor:
         logging.info("Starting server for %s:%d.", config.task_type, config.task_id)
         self._server = _server_class()(
             config.cluster_spec, job_name=config.task_type, task_index=config.task_id,
-            config=distribute.session_config(_train_distribute(config),
+            config=distribute.session_config(topology.train_strategy(config),
                                              config.session_config), start=False,
             protocol=getattr(config, "protocol", None))
         self._server.start()

@@ -37,7 +37,7 @@ __all__ = [
     "SUPPORTED_STRATEGIES", "Replicated", "TrainSpecParts", "build_eval", "build_train",
     "check_strategy", "is_between_graph", "is_collective", "is_parameter_server",
     "note_loss_reduction", "replicated", "reporting_reduce_op", "scale_loss_for_replicas",
-    "server_started", "session_config", "workers_hold_variables",
+    "server_started", "session_config",
 ]
 
 # Strategy class names (V2 and V1 spellings) this module runs.
@@ -96,14 +96,11 @@ def is_between_graph(strategy):
 
 
 def is_collective(strategy):
-    """True for MultiWorkerMirroredStrategy (collective all-reduce across workers)."""
+    """True for MultiWorkerMirroredStrategy (collective all-reduce across workers).
+
+    Only `topology` asks this: every other module reads its answer there.
+    """
     return strategy is not None and _kind(strategy) in _MULTI_WORKER
-
-
-def workers_hold_variables(strategy):
-    """True when every worker keeps its own copy of the variables (collective
-    strategies), so each one initialises or restores them, not only the chief."""
-    return is_collective(strategy)
 
 
 def server_started(strategy):

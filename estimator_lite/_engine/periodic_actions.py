@@ -9,6 +9,7 @@ results. Only the chief saves checkpoints and writes summaries.
 | `CheckpointSaver`| save every N steps / secs, listeners around each save, final save |
 | `TrainSummaries` | merged summaries every N steps; the event file writer        |
 | `ReportProgress` | step rate, examples/sec, `step N/T (P%)` and ETA every N steps |
+| `StepActions`    | the task's step actions, as the training loop runs them      |
 
 A step action (`TrainSummaries`, `ReportProgress`) has `fetches(next_step, extra)`
 (add what the coming step must fetch to `extra`) and `after_step(step, results)`.
@@ -31,7 +32,7 @@ from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import logging, tf
 
 __all__ = ["NOT_RESTORED", "CheckpointPolicy", "CheckpointSaver", "TrainSummaries",
-           "ReportProgress", "add_default_saver", "remove_checkpoint_temps",
+           "ReportProgress", "StepActions", "add_default_saver", "remove_checkpoint_temps",
            "restoring_saver"]
 
 # Graph collection of global variables that checkpoints save but a restore leaves
@@ -447,3 +448,45 @@ class ReportProgress:
             return ""
         remaining_secs = max(0, target - step) / rate
         return f", ETA {datetime.timedelta(seconds=round(remaining_secs))}"
+
+
+class StepActions:
+    """The step actions of a task (its summaries and its progress log, each optional),
+    as the training loop runs them: fetches before a step, results after it."""
+
+    def __init__(self, summaries=None, progress=None):
+        """Args: summaries: a TrainSummaries, or None; progress: a ReportProgress,
+        or None."""
+        self._summaries = summaries
+        self._progress = progress
+        # In fetch order; their bound `fetches` methods are kept so the per-step
+        # check is one call each.
+        self._actions = tuple(a for a in (summaries, progress) if a is not None)
+        self._fetch_fns = tuple(a.fetches for a in self._actions)
+
+    def open(self, graph):
+        """Opens the summaries' event file; call once the session exists."""
+        if self._summaries is not None:
+            self._summaries.open(graph)
+
+    def start(self, step, target_step_fn):
+        """(Re)starts the progress log at `step` (see `ReportProgress.start`)."""
+        if self._progress is not None:
+            self._progress.start(step, target_step_fn)
+
+    def fetches(self, next_step):
+        """{key: tensor} the actions fetch on the step that ends at `next_step`."""
+        extra = {}
+        for fetches in self._fetch_fns:
+            fetches(next_step, extra)
+        return extra
+
+    def after_step(self, step, results):
+        """Gives every action the results of a step that fetched for them."""
+        for action in self._actions:
+            action.after_step(step, results)
+
+    def close(self):
+        """Closes the summaries' event file."""
+        if self._summaries is not None:
+            self._summaries.close()

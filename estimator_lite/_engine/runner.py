@@ -20,7 +20,7 @@ called (`build_train`, `build_eval`) and which session options the graph needs
 
 import collections
 
-from estimator_lite._engine import distribute, eval_loop, step_loop
+from estimator_lite._engine import distribute, eval_loop, step_loop, topology
 from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._tf import tf
 
@@ -171,14 +171,15 @@ class PlainRunner:
 
     @property
     def is_collective(self):
-        """True under MultiWorkerMirroredStrategy (collective ops across workers)."""
-        return distribute.is_collective(self._strategy)
+        """True under MultiWorkerMirroredStrategy (collective ops across workers), as
+        `topology` answers it (training reads its `Topology` record instead)."""
+        return topology.runs_collectives(self._strategy)
 
     @property
     def workers_hold_variables(self):
         """True when every worker keeps (so initialises or restores) its own copy
-        of the variables, not only the chief."""
-        return distribute.workers_hold_variables(self._strategy)
+        of the variables, not only the chief: collective jobs (see `topology`)."""
+        return topology.runs_collectives(self._strategy)
 
     def session_config(self, config):
         """The session config the graph needs (see `distribute.session_config`)."""

@@ -1,8 +1,10 @@
 """Creating a training session: wait for the chief, keep a live model, or restore.
 
-`TrainSession` asks its `SessionCreator` for every session it opens (the first one,
-and a new one after a lost ps or worker); what it then does with the session (the
-step callables, the first save, the hooks' `after_create_session`) stays there.
+`train_setup` builds the `SessionCreator` of a training graph; `TrainSession` asks
+it for every session it opens (the first one, and a new one after a lost ps or
+worker) and for how long a failing start is retried; what it then does with the
+session (the step callables, the first save, the hooks' `after_create_session`)
+stays there.
 
 | a non-chief waiting for the chief   | `SessionCreator.create`                       |
 | a restarted chief keeping the ps's  | `SessionCreator._adopt_live_model`            |
@@ -11,7 +13,9 @@ step callables, the first save, the hooks' `after_create_session`) stays there.
 | must fit the graph) or initialise   |                                               |
 """
 
-from estimator_lite._engine import model_dir
+import time
+
+from estimator_lite._engine import executor_choice, model_dir
 from estimator_lite._engine.periodic_actions import (
     NOT_RESTORED,
     remove_checkpoint_temps,
@@ -32,21 +36,25 @@ class SessionCreator:
     """Creates the sessions of one training graph, as this task's role asks."""
 
     def __init__(self, *, graph, scaffold, global_step, master, session_config,
-                 is_chief, restore_dir, checkpoints, creation_timeout_secs):
-        """Keeps what a session is created from (see TrainSession's arguments).
+                 is_chief, restore_dir, checkpoints, creation_timeout_secs,
+                 clock=time.time):
+        """Keeps what a session is created from.
 
         Args:
           graph: the training graph.
           scaffold: its Scaffold (init ops, saver), finalized before `create`.
           global_step: the global step variable.
           master: session target ('' for in-process).
-          session_config: tf.ConfigProto for the session.
+          session_config: tf.ConfigProto for the session, or None.
           is_chief: the chief initialises or restores; others wait for it.
-          restore_dir: a non-chief that holds its own copy of the variables
-            restores from this directory itself; None waits for the chief.
+          restore_dir: a non-chief that holds its own copy of the variables (a
+            MultiWorkerMirroredStrategy worker) initialises or restores them from
+            this directory itself; None waits for the chief.
           checkpoints: the task's periodic_actions.CheckpointSaver (its directory
             and estimator name; a disabled one for non-chiefs).
-          creation_timeout_secs: how long a non-chief waits for the chief.
+          creation_timeout_secs: how long a non-chief waits for the chief, and a
+            failing start is retried.
+          clock: time source (injectable for tests).
         """
         self._graph = graph
         self._scaffold = scaffold
@@ -57,6 +65,29 @@ class SessionCreator:
         self._restore_dir = restore_dir
         self._checkpoints = checkpoints
         self._creation_timeout_secs = creation_timeout_secs
+        self._clock = clock
+
+    master = property(lambda self: self._master,
+                      doc="The session target ('' for in-process).")
+
+    def choose_executor(self, hooks):
+        """Picks the executor of the sessions, once the graph is finalized (see
+        `executor_choice`).
+
+        Args:
+          hooks: the SessionRunHooks of the sessions' runs.
+        """
+        self._session_config = executor_choice.session_config(
+            self._graph, self._session_config, self._master, hooks,
+            setup=executor_choice.scaffold_setup(self._scaffold))
+
+    def deadline(self):
+        """When a start that keeps failing is given up: the creation timeout from now."""
+        return self._clock() + self._creation_timeout_secs
+
+    def past(self, deadline):
+        """Whether `deadline` (from `deadline`) has passed."""
+        return self._clock() >= deadline
 
     def create(self):
         """A new session with the model ready to train.

@@ -9,47 +9,42 @@ bare ``session.run(train_op)``. Summaries, loss logging and SessionRunHook fetch
 go through a full ``session.run`` only on the steps where one of them is due.
 
 Who owns what:
-| session create / restore / recover | `session_creation`; `TrainSession._recover`  |
-| the step: guard, hooks, fast path  | `TrainSession._step`, `hook_protocol`          |
-| K steps per call (opt-in loops)    | `step_loop`, `TrainSession._loop_step`         |
+| session create / restore / retry   | `session_creation`; `TrainSession._recover`    |
+| the step: guard, hooks, fast path  | `TrainSession._step`, `train_step`, `hook_protocol` |
+| one step or K steps per call       | `train_step` (`SingleStep`, `LoopStep`)        |
+| a failed step: recreate or end job | `failure_handling` (`RecreateSession`,         |
+|                                    | `EndCollectiveJob`)                            |
 | checkpoint saves and listeners     | `periodic_actions.CheckpointSaver`             |
-| training summaries (event file)    | `periodic_actions.TrainSummaries`              |
-| step rate, progress and ETA log    | `periodic_actions.ReportProgress`              |
+| training summaries, progress log   | `periodic_actions.StepActions`                 |
 | SIGTERM / SIGINT                   | `shutdown.GracefulShutdown`                    |
 | train() arguments, stop conditions | `check_train_args`, `step_limits` (here)       |
-The Estimator builds the graph and the periodic actions, then hands them here.
+The Estimator builds the graph; `train_setup` chooses the parts once (from the
+RunConfig and `topology`) and hands them here.
 """
 
-import math
 import time
 
-from estimator_lite._engine import (
-    collective_watchdog,
-    executor_choice,
-    peer_timeout,
-    session_creation,
-    step_loop,
-    validation,
-)
-from estimator_lite._engine.hook_protocol import run_with_hooks
+from estimator_lite._engine import session_creation, validation
 from estimator_lite._engine.periodic_actions import (
     NOT_RESTORED,
     CheckpointPolicy,
     CheckpointSaver,
+    StepActions,
     add_default_saver,
 )
 from estimator_lite._engine.queue_runners import QueueRunners
 from estimator_lite._engine.shutdown import GracefulShutdown, grace_secs_from_env
+from estimator_lite._engine.train_step import NAN_STEP, build_step_guard
 from estimator_lite._tf import logging, tf
 
 __all__ = ["TrainSession", "NanLossDuringTrainingError", "build_step_guard",
            "check_train_args", "step_limits",
-           # Re-exported: they lived here before periodic_actions existed.
+           # Re-exported: they lived here before periodic_actions and train_step
+           # existed.
            "NOT_RESTORED", "CheckpointPolicy", "add_default_saver"]
 
 _RECOVERABLE_ERRORS = session_creation.RECOVERABLE_ERRORS
 _READY_POLL_SECS = session_creation.READY_POLL_SECS
-_NAN_STEP = -1
 
 
 def check_train_args(steps, max_steps, hooks, saving_listeners, checkpoints_off):
@@ -125,103 +120,40 @@ class NanLossDuringTrainingError(tf.train.NanLossDuringTrainingError):
         return str(self.args[0]) if self.args else super().__str__()
 
 
-def build_step_guard(global_step, train_op, loss, finite=None):
-    """Builds the one tensor fetched every step (or every multi-step loop).
-
-    Args:
-      global_step: the global step variable.
-      train_op: the op that trains one step (or runs the loop).
-      loss: the scalar loss of that step.
-      finite: a bool tensor saying the loss was finite (a loop's, for all its
-        steps), or None to test `loss`.
-
-    Returns:
-      An int64 scalar: the global step read after `train_op` ran, or -1 when
-      `loss` is NaN or infinite.
-    """
-    with tf.control_dependencies([train_op]):
-        step_after = tf.identity(global_step)
-    # An integer loss cannot be NaN (and is_finite rejects integer dtypes).
-    if finite is None:
-        finite = (tf.reduce_all(tf.is_finite(loss)) if loss.dtype.is_floating
-                  else tf.constant(True))
-    return tf.where(finite, tf.cast(step_after, tf.int64),
-                    tf.constant(_NAN_STEP, tf.int64), name="step_guard")
-
 
 class TrainSession:
     """Runs a training graph: session creation and recovery, hooks, the step.
 
-    Build the graph first (global step, train op, loss, and the periodic actions:
-    `periodic_actions.TrainSummaries` adds summary ops), then construct this
-    object in the same graph: it adds the step guard, calls every hook's
-    `begin()` and finalizes the graph. `run()` trains until a stop condition and
-    returns the last global step.
+    Build the graph and the parts first (`train_setup`), then this object in the
+    same graph: it calls every hook's `begin()` and finalizes the graph. `run()`
+    trains until a stop condition and returns the last global step.
     """
 
-    def __init__(self, *, global_step, train_op, loss, scaffold, hooks=(), master="",
-                 session_config=None, is_chief=True, checkpoints=None, summaries=None,
-                 progress=None, session_creation_timeout_secs=7200, clock=time.time,
-                 before_finalize_fn=None, restore_dir=None, loop=None, watchdog=None):
+    def __init__(self, *, global_step, scaffold, steps, failures, sessions, hooks=(),
+                 checkpoints=None, actions=None, before_finalize_fn=None):
         """Prepares the graph for training.
 
         Args:
           global_step: the global step variable.
-          train_op: the training op.
-          loss: the scalar loss tensor.
           scaffold: a finalizable tf.train.Scaffold (init ops, saver).
+          steps: a `train_step` part (one step or a loop per session call).
+          failures: a `failure_handling` part (recreate the session, or end the job).
+          sessions: the graph's `session_creation.SessionCreator`.
           hooks: SessionRunHooks; their `begin()` is called here.
-          master: session target ('' for in-process).
-          session_config: tf.ConfigProto for the session.
-          is_chief: the chief initialises/restores, saves checkpoints and summaries;
-            others wait for the chief to initialise.
-          checkpoints: a periodic_actions.CheckpointSaver (chief only), or None.
-          summaries: a periodic_actions.TrainSummaries for the task that writes
-            the training summaries (the chief, or worker 0 beside a master), or None.
-          progress: a periodic_actions.ReportProgress, or None.
-          session_creation_timeout_secs: how long a non-chief waits for the chief.
-          clock: time source (injectable for tests).
+          checkpoints: the CheckpointSaver `sessions` has, or None (saves none).
+          actions: the task's periodic_actions.StepActions, or None.
           before_finalize_fn: called after the hooks' begin() and before the graph
             is finalized (the Estimator builds its Saver there, so variables that
             hooks create are covered).
-          restore_dir: a non-chief that holds its own copy of the variables (a
-            MultiWorkerMirroredStrategy worker) initialises or restores them from
-            this directory itself instead of waiting for the chief; None waits.
-          loop: a `step_loop.TrainLoop` (train_op and loss are then its spec's):
-            each session call runs up to its steps_per_loop steps, and hooks and
-            periodic actions run between loops. None: one step per call.
-          watchdog: a `collective_watchdog.CollectiveWatchdog` (a collective
-            strategy's worker): it bounds session creation and every step, and a
-            lost peer ends training instead of recreating the session. None:
-            Aborted/Unavailable errors recreate the session (ps clusters).
         """
         self._graph = tf.get_default_graph()
         self._global_step = global_step
-        self._train_op = train_op
-        # What hooks see as the run's fetches (run_context.original_args.fetches):
-        # tf.estimator runs [train_op, loss].
-        self._hook_fetches = [train_op, loss]
-        self._loop = loop
-        if loop is not None:
-            hooks = [step_loop.LoopHook(h, loop) for h in hooks]
-            # The K=1 path's method stays as it is; loops have their own.
-            self._step = self._loop_step
-        self._hooks = tuple(hooks)
-        self._master = master
-        self._session_config = session_config
-        self._checkpoints = (checkpoints if is_chief and checkpoints is not None
-                             else CheckpointSaver())
-        self._summaries = summaries
-        self._progress = progress
-        # Periodic actions that may add fetches to a step, in fetch order; their
-        # bound `fetches` methods are kept so the per-step check is one call each.
-        self._step_actions = tuple(a for a in (self._summaries, progress) if a is not None)
-        self._fetch_fns = tuple(a.fetches for a in self._step_actions)
-        self._creation_timeout_secs = session_creation_timeout_secs
-        self._clock = clock
-        self._guard = build_step_guard(
-            global_step, train_op, loss,
-            finite=loop.guard_parts[1] if loop is not None else None)
+        self._steps = steps
+        self._failures = failures
+        self._sessions = sessions
+        self._hooks = steps.wrap_hooks(hooks)
+        self._checkpoints = checkpoints if checkpoints is not None else CheckpointSaver()
+        self._actions = actions if actions is not None else StepActions()
         # The listeners first: tf.estimator's CheckpointSaverHook (which calls
         # their begin()) is the first of its hooks.
         self._checkpoints.begin()
@@ -232,51 +164,22 @@ class TrainSession:
         scaffold.finalize()
         self._scaffold = scaffold
         self._graph.finalize()
-        self._session_config = executor_choice.session_config(
-            self._graph, session_config, master, self._hooks,
-            setup=executor_choice.scaffold_setup(scaffold))
-        self._sessions = session_creation.SessionCreator(
-            graph=self._graph, scaffold=scaffold, global_step=global_step, master=master,
-            session_config=self._session_config, is_chief=is_chief, restore_dir=restore_dir,
-            checkpoints=self._checkpoints,
-            creation_timeout_secs=session_creation_timeout_secs)
+        sessions.choose_executor(self._hooks)
         self._session = None
         self._queue_runners = None
-        self._run_step = None
-        self._run_short_loop = None
         self._stop_requested = False
         self._target_step_fn = None
         self._target_step = None
         self._shutdown = GracefulShutdown(0)  # replaced in run()
-        self._timed_out_on = None  # remote tasks a timed-out step waited on
-        self._watchdog = watchdog
-        if watchdog is not None:
-            self._watch_calls(watchdog)
-
-    def _watch_calls(self, watchdog):
-        """Session creation and the first step after it wait for peers that may still
-        be starting; later steps have the collective bound (see collective_watchdog)."""
-        self._start = watchdog.watch(self._start, "session creation", first=True)
-        first = watchdog.watch(self._step, "first step", first=True)
-        later = watchdog.watch(self._step, "step")
-        self._stepped = False
-
-        def step(last_step):
-            result = (later if self._stepped else first)(last_step)
-            self._stepped = True
-            return result
-        self._step = step
 
     # Session lifecycle -------------------------------------------------------
 
-    def _create_session(self):
+    def _start(self):
+        """Creates a session and readies it for training; returns the global step."""
         session = self._sessions.create()
         self._session = session
         self._queue_runners = QueueRunners(session)
-        self._run_step = session.make_callable(self._guard)
-        if self._loop is not None:
-            self._run_short_loop = session.make_callable(
-                self._guard, feed_list=[self._loop.length, self._loop.stop_at])
+        self._steps.open(session)
         step = int(session.run(self._global_step))
         # Saved at session creation (as TF's CheckpointSaverHook does), before the
         # user's hooks see the session: listeners rely on that first call (the
@@ -287,153 +190,62 @@ class TrainSession:
             self._save(step)
         for hook in self._hooks:
             hook.after_create_session(session, self._queue_runners.coordinator)
+        if self._target_step_fn is not None and self._target_step is None:
+            self._target_step = self._target_step_fn(step)
+        self._actions.start(step, self._target_step_fn)
         return step
 
-    def _peer_timeout(self, error):
-        """session_config.operation_timeout_in_ms ran out on a cluster: the error to
-        raise (naming the tasks waited on); the session is then closed without
-        waiting (see peer_timeout)."""
-        config = self._session_config
-        if (not self._master or self._watchdog is not None
-                or not (config and config.operation_timeout_in_ms > 0)):
-            return error  # collective jobs: the watchdog names lost peers
-        own_task = tf.DeviceSpec.from_string(self._guard.device or "")
-        own = f"/job:{own_task.job}/task:{own_task.task or 0}" if own_task.job else None
-        peers = peer_timeout.remote_tasks(self._graph, own)
-        new_error = peer_timeout.peer_timeout_error(error, peers, self._session_config)
-        self._timed_out_on = ", ".join(peers) or "no remote task"
-        logging.error("%s", new_error.message)
-        return new_error
-
     def _close_session(self):
-        if self._session is not None and self._timed_out_on is not None:
-            # Its step may still wait on the unreachable task: close() would too.
-            peer_timeout.close_in_background(self._session, self._timed_out_on)
-            self._session = None
-            self._run_step = self._run_short_loop = None
-        if self._session is not None:
+        if self._session is None:
+            return
+        if not self._failures.closed_in_background(self._session):
             try:
                 self._queue_runners.stop()
                 self._session.close()
             except _RECOVERABLE_ERRORS as e:
                 logging.warning("Error while closing a broken session: %s", e)
-            self._session = None
-            self._run_step = self._run_short_loop = None
-
-    # Periodic work -------------------------------------------------------------
+        self._session = None
+        self._steps.close()
 
     def _save(self, step):
-        """Saves a checkpoint; returns True when a listener asks to stop.
-
-        The global step is read again first (as TF's CheckpointSaverHook does):
-        other workers may have moved it since `step` was fetched. Only the chief
-        saves, and only on save steps, so this costs nothing per step.
-        """
-        if self._master:
+        """Saves a checkpoint; returns True when a listener asks to stop. On a
+        cluster the global step is read again first (as TF's CheckpointSaverHook
+        does): other workers may have moved it since `step` was fetched."""
+        if self._sessions.master:
             step = int(self._session.run(self._global_step))
         return self._checkpoints.save(self._session, self._scaffold.saver, step)
 
     # The step --------------------------------------------------------------------
 
-    def _extra_fetches(self, next_step):
-        extra = {}
-        for fetches in self._fetch_fns:
-            fetches(next_step, extra)
-        return extra
-
     def _step(self, last_step):
-        """Runs one training step (and the save due at its end); returns the new
-        global step."""
-        extra = self._extra_fetches(last_step + 1)
+        """Runs one session call (a step or a loop, and the save due at its end);
+        returns the new global step."""
+        length, feeds = self._steps.plan(last_step, self._target_step)
+        extra = self._actions.fetches(last_step + length)
         if not self._hooks and not extra:
-            step = self._run_step()
+            step = self._steps.run(feeds)
             self._after_step(step, None)
         else:
-            step = self._moved_by_hooks(last_step, self._run_with_hooks(extra))
-        if step == _NAN_STEP:
+            step, stop = self._steps.run_with_hooks(self._session, self._hooks, last_step,
+                                                    extra, feeds, self._after_step)
+            if stop:
+                self._stop_requested = True
+        if step == NAN_STEP:
             raise NanLossDuringTrainingError(
-                f"NaN or infinite loss during training after global step {last_step}")
+                self._steps.nan_message(self._session, last_step, length))
         return int(step)
-
-    def _loop_length(self, last_step):
-        """The loop's steps: K, or fewer to end exactly at the target step."""
-        length = self._loop.steps_per_loop
-        if self._target_step is not None:
-            # A float target (steps=1.5) stops at the first whole step past it.
-            length = max(1, min(length, math.ceil(self._target_step - last_step)))
-        return length
-
-    def _loop_step(self, last_step):
-        """Runs one multi-step loop (and the save due at its end); returns the new
-        global step."""
-        length = self._loop_length(last_step)
-        extra = self._extra_fetches(last_step + length)
-        # With a target step the loop also stops there (a train op may move the
-        # global step by more than one); without one, a full loop feeds nothing.
-        stop_at = self._target_step
-        full = length == self._loop.steps_per_loop and stop_at is None
-        stop_at = step_loop.NO_STOP if stop_at is None else math.ceil(stop_at)
-        if not self._hooks and not extra:
-            step = self._run_step() if full else self._run_short_loop(length, stop_at)
-            self._after_step(step, None)
-        else:
-            step = self._moved_by_hooks(last_step, self._run_with_hooks(
-                extra, None if full else {self._loop.length: length,
-                                          self._loop.stop_at: stop_at},
-                self._run_step_only if full else None))
-        if step == _NAN_STEP:
-            at = int(self._session.run(self._global_step))
-            raise NanLossDuringTrainingError(
-                f"NaN or infinite loss during training in the loop of global steps "
-                f"{last_step + 1} to {last_step + length}: at global step {at}")
-        return int(step)
-
-    def _step_after_input_end(self, step):
-        """The global step when the input ended: a loop's earlier steps trained."""
-        if self._loop is None:
-            return step
-        return int(self._session.run(self._global_step))
 
     def _after_step(self, step, results):
         """The chief's work at the end of a step, before the user's hooks' after_run
         (tf.estimator's CheckpointSaverHook and SummarySaverHook run first): step
         actions, then the checkpoint save when one is due. A NaN step saves nothing."""
-        if step == _NAN_STEP:
+        if step == NAN_STEP:
             return
         step = int(step)
         if results is not None:
-            for action in self._step_actions:
-                action.after_step(step, results)
+            self._actions.after_step(step, results)
         if self._checkpoints.due(step) and self._save(step):
             self._stop_requested = True
-
-    def _moved_by_hooks(self, last_step, step):
-        """The global step after the hooks' after_run, when the train op left it.
-
-        A train op that does not move the global step may leave that to a hook
-        (adanet's trains in hooks and sets the step in after_run); tf.estimator's
-        StopAtStepHook and CheckpointSaverHook then read the variable again, so
-        the stop and the final save see the hook's step. Only then is it read.
-        """
-        if step == last_step:
-            return int(self._session.run(self._global_step))
-        return step
-
-    def _run_with_hooks(self, extra, feed_dict=None, fast_fn=False):
-        fetches = {"step": self._guard, "extra": extra}
-        if fast_fn is False:
-            fast_fn = self._run_step_only
-        results, stop = run_with_hooks(
-            self._session, self._hooks, fetches, original_fetches=self._hook_fetches,
-            fast_fn=None if extra else fast_fn, feed_dict=feed_dict,
-            before_after_run_fn=lambda r: self._after_step(r["step"], r["extra"]))
-        if stop:
-            self._stop_requested = True
-        return results["step"]
-
-    def _run_step_only(self):
-        """What the hooked run returns when only the step guard is fetched."""
-        return {"step": self._run_step(), "extra": {}}
 
     # Public ----------------------------------------------------------------------------
 
@@ -456,80 +268,57 @@ class TrainSession:
         self._target_step_fn = target_step_fn
         with GracefulShutdown(grace_secs_from_env()) as shutdown:
             self._shutdown = shutdown
-            if self._watchdog is not None:
-                self._watchdog.start()
+            self._failures.start()
             try:
                 step = self._train_until(stop_at_step_fn)
-                self._finish(step)
+                self._checkpoints.end(self._session, step)
+                for hook in self._hooks:
+                    hook.end(self._session)
             finally:
-                if self._watchdog is not None:
-                    self._watchdog.stop()
-                if self._summaries is not None:
-                    self._summaries.close()
+                self._failures.stop()
+                self._actions.close()
                 self._close_session()
         shutdown.raise_if_signalled()
         return step
 
-    def _start(self):
-        step = self._create_session()
-        if self._target_step_fn is not None and self._target_step is None:
-            self._target_step = self._target_step_fn(step)
-        if self._progress is not None:
-            self._progress.start(step, self._target_step_fn)
-        return step
-
     def _train_until(self, stop_at_step_fn):
         """Trains, saving on schedule, until a stop; ends with a saved final step.
-
-        A lost ps or worker (Aborted/Unavailable) during a step or a save recreates
-        the session and goes on; so does one during the final save.
-        """
+        A lost ps or worker (Aborted/Unavailable) during a step or a save goes to
+        the failure handling: the session is recreated, or a collective job ends."""
         step = self._start_with_retries()
-        if self._summaries is not None:
-            # Only once the session exists: a model_dir that holds another model
-            # fails in session creation, and then nothing may be written there.
-            self._summaries.open(self._graph)
+        # Only once the session exists: a model_dir that holds another model fails
+        # in session creation, and then nothing may be written there.
+        self._actions.open(self._graph)
+        step_fn = self._failures.watch_steps(self._step)
         input_ended = False
         while True:
-            while not (input_ended or self._stopping() or stop_at_step_fn(step)):
+            while not (input_ended or self._stop_requested
+                       or self._shutdown.signum is not None or stop_at_step_fn(step)):
                 try:
-                    step = self._step(step)
+                    step = step_fn(step)
                 except tf.errors.OutOfRangeError:
-                    step = self._step_after_input_end(step)
+                    step = self._steps.step_after_input_end(self._session, step)
                     logging.info("Input ended at global step %d; stopping training.",
                                  step)
                     input_ended = True
                 except _RECOVERABLE_ERRORS as e:
                     step = self._recover(e)
                 except tf.errors.DeadlineExceededError as e:
-                    raise self._peer_timeout(e) from e
+                    raise self._failures.timeout_error(e, self._steps.guard) from e
                 except tf.errors.FailedPreconditionError as e:
-                    self._end_if_collectives_lost(e)
+                    self._failures.check(e)
                     raise
-            try:
-                return self._save_final(step)
+            try:  # the final save, unless the last step was just saved
+                if self._checkpoints.enabled and not self._checkpoints.saved_at(step):
+                    self._save(step)
+                return step
             except _RECOVERABLE_ERRORS as e:
                 step = self._recover(e)
             except tf.errors.DeadlineExceededError as e:
-                raise self._peer_timeout(e) from e
-
-    def _stopping(self):
-        return self._stop_requested or self._shutdown.signum is not None
-
-    def _end_if_collectives_lost(self, error):
-        """A collective job's worker cannot recreate its session once a peer was
-        lost (its collectives are aborted for good): it ends with a clear error.
-
-        Raises:
-          The error's type, naming the lost peers and the newest checkpoint.
-        """
-        if self._watchdog is not None and collective_watchdog.is_collective_loss(error):
-            raise collective_watchdog.lost_error(
-                error, self._watchdog.peer_list, self._watchdog.checkpoint_dir,
-                self._watchdog.task) from error
+                raise self._failures.timeout_error(e, self._steps.guard) from e
 
     def _recover(self, error):
-        self._end_if_collectives_lost(error)
+        self._failures.check(error)
         logging.warning("Session failed (%s: %s); recreating it.", type(error).__name__,
                         str(error).splitlines()[0] if str(error) else "")
         self._close_session()
@@ -537,26 +326,16 @@ class TrainSession:
 
     def _start_with_retries(self):
         """Creates the session, retrying while the cluster is unavailable."""
-        deadline = self._clock() + self._creation_timeout_secs
+        deadline = self._sessions.deadline()
+        start = self._failures.watch_start(self._start)
         while True:
             try:
-                return self._start()
+                return start()
             except _RECOVERABLE_ERRORS as e:
                 self._close_session()
-                self._end_if_collectives_lost(e)
-                if self._clock() >= deadline or self._shutdown.signum is not None:
+                self._failures.check(e)
+                if self._sessions.past(deadline) or self._shutdown.signum is not None:
                     raise
                 logging.warning("Could not start the session (%s); retrying.",
                                 type(e).__name__)
                 time.sleep(_READY_POLL_SECS)
-
-    def _save_final(self, step):
-        """Saves the last step unless it was just saved; returns the step."""
-        if self._checkpoints.enabled and not self._checkpoints.saved_at(step):
-            self._save(step)
-        return step
-
-    def _finish(self, step):
-        self._checkpoints.end(self._session, step)
-        for hook in self._hooks:
-            hook.end(self._session)

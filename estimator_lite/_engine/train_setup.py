@@ -3,11 +3,18 @@
 The Estimator builds the training graph (input_fn, model_fn, warm start); this
 module adds what runs around it, as tf.estimator's default training hooks and its
 MonitoredTrainingSession arguments did: the hook order, the checkpoint saver, the
-training summaries, the step rate and progress log, the session options and the
-collective watchdog.
+training summaries, the step rate and progress log, the session options, and the
+parts a TrainSession is handed: the step (`train_step`), what a failed step does
+(`failure_handling`, from the task's `topology`) and the session creator.
 """
 
-from estimator_lite._engine import collective_watchdog, roles
+from estimator_lite._engine import (
+    collective_watchdog,
+    failure_handling,
+    session_creation,
+    topology,
+    train_step,
+)
 from estimator_lite._engine import periodic_actions as periodic
 from estimator_lite._engine.train_session import TrainSession, check_train_args
 from estimator_lite._tf import add_saver_listeners, tf
@@ -42,12 +49,15 @@ def train_session(config, model_dir, estimator_name, runner, *, global_step, spe
                   scaffold, hooks, listeners, loop, examples_per_step):
     """The TrainSession that runs a built training graph as `config` asks.
 
+    Its parts are chosen here, once: the step (one step or a K-step loop per
+    session call), the failure handling (`topology`: recreate the session, or end
+    a collective job), the session creator, the periodic actions.
+
     Args:
       config: the Estimator's RunConfig.
       model_dir: the Estimator's model_dir.
       estimator_name: the Estimator's class name (for a mismatched checkpoint's hint).
-      runner: the `runner` that built the graph (its session options, whether
-        workers hold variables, whether they run collective ops).
+      runner: the `runner` that built the graph (its session options).
       global_step: the global step variable.
       spec: the model_fn's TRAIN EstimatorSpec (train op, loss, its hooks).
       scaffold: the Scaffold to finalize (the spec's, with the input's initializer).
@@ -59,61 +69,66 @@ def train_session(config, model_dir, estimator_name, runner, *, global_step, spe
     Returns:
       The TrainSession (the graph is finalized).
     """
+    cluster = topology.for_config(config)
     # tf.estimator's order: (the checkpoint saver,) the model_fn's chief-only
     # hooks, the caller's hooks, then the model_fn's training hooks.
     # tf.estimator puts the training loss in the LOSSES collection before the
     # hooks begin (hooks and a .meta file see it there).
     tf.add_to_collection(tf.GraphKeys.LOSSES, spec.loss)
-    chief_hooks = list(spec.training_chief_hooks) if config.is_chief else []
+    chief_hooks = list(spec.training_chief_hooks) if cluster.is_chief else []
     all_hooks = chief_hooks + list(hooks) + list(spec.training_hooks)
-    checkpoints = summaries = None
-    if config.is_chief:
-        save_steps, save_secs = config.save_checkpoints_steps, config.save_checkpoints_secs
-        saver_hooks = [h for h in all_hooks if isinstance(h, tf.train.CheckpointSaverHook)]
-        if saver_hooks:
-            # As tf.estimator: a CheckpointSaverHook of the caller's or the model_fn's
-            # saves instead of the Estimator, and the listeners join the first one's.
-            add_saver_listeners(saver_hooks[0], listeners)
-            save_steps = save_secs = None
-            listeners = ()
-        checkpoints = periodic.CheckpointSaver(periodic.CheckpointPolicy(
-            model_dir, save_steps, save_secs, listeners,
-            config.checkpoint_save_graph_def, estimator_name))
-    if _writes_train_summaries(config, runner.is_collective):
+    checkpoints = periodic.CheckpointSaver()  # a task other than the chief saves none
+    if cluster.is_chief:
+        checkpoints = _checkpoint_saver(config, model_dir, estimator_name, all_hooks,
+                                        listeners)
+    summaries = None
+    if cluster.writes_summaries:
         summaries = periodic.TrainSummaries(
             model_dir, config.save_summary_steps, spec.loss)
     progress = periodic.ReportProgress(
         config.log_step_count_steps, spec.loss, summaries=summaries,
         examples_per_step=examples_per_step)
+    session_config = runner.session_config(config.session_config)
+    sessions = session_creation.SessionCreator(
+        graph=tf.get_default_graph(), scaffold=scaffold, global_step=global_step,
+        master=cluster.master, session_config=session_config,
+        is_chief=cluster.is_chief,
+        restore_dir=model_dir if cluster.workers_hold_variables else None,
+        checkpoints=checkpoints, creation_timeout_secs=_creation_timeout(config))
+    if cluster.failure_ends_job:
+        failures = failure_handling.EndCollectiveJob(collective_watchdog.for_config(
+            config, model_dir, _creation_timeout(config)))
+    else:
+        failures = failure_handling.RecreateSession(cluster.master, session_config)
+    # The step guard goes into the graph after the periodic actions' ops.
+    if loop is None:
+        steps = train_step.SingleStep(global_step, spec.train_op, spec.loss)
+    else:
+        steps = train_step.LoopStep(loop, global_step, spec.train_op, spec.loss)
     return TrainSession(
-        global_step=global_step, train_op=spec.train_op, loss=spec.loss,
-        scaffold=scaffold, hooks=all_hooks, master=config.master,
-        session_config=runner.session_config(config.session_config),
-        is_chief=config.is_chief,
-        checkpoints=checkpoints, summaries=summaries, progress=progress,
-        restore_dir=model_dir if runner.workers_hold_variables else None,
-        session_creation_timeout_secs=_creation_timeout(config), loop=loop,
-        watchdog=(collective_watchdog.for_config(config, model_dir,
-                                                 _creation_timeout(config))
-                  if runner.is_collective else None),
+        global_step=global_step, scaffold=scaffold, steps=steps, failures=failures,
+        sessions=sessions, hooks=all_hooks, checkpoints=checkpoints,
+        actions=periodic.StepActions(summaries, progress),
         before_finalize_fn=lambda: periodic.add_default_saver(
             scaffold, config.keep_checkpoint_max,
             config.keep_checkpoint_every_n_hours))
 
 
-def _writes_train_summaries(config, is_collective):
-    """Whether this task writes the training summaries and step rate to model_dir.
+def _checkpoint_saver(config, model_dir, estimator_name, hooks, listeners):
+    """The chief's CheckpointSaver, saving as `config` asks.
 
-    The chief does, except beside a legacy master with workers (between-graph
-    replication): the master also evaluates, so worker 0 writes them, as with
-    tf.estimator.
+    As tf.estimator: a CheckpointSaverHook of the caller's or the model_fn's (in
+    `hooks`) saves instead of the Estimator, and the listeners join the first one's.
     """
-    cluster = config.cluster_spec
-    jobs = cluster.jobs if cluster else ()
-    if (roles.MASTER in jobs and roles.WORKER in jobs
-            and not is_collective):
-        return config.task_type == roles.WORKER and config.task_id == 0
-    return config.is_chief
+    save_steps, save_secs = config.save_checkpoints_steps, config.save_checkpoints_secs
+    saver_hooks = [h for h in hooks if isinstance(h, tf.train.CheckpointSaverHook)]
+    if saver_hooks:
+        add_saver_listeners(saver_hooks[0], listeners)
+        save_steps = save_secs = None
+        listeners = ()
+    return periodic.CheckpointSaver(periodic.CheckpointPolicy(
+        model_dir, save_steps, save_secs, listeners,
+        config.checkpoint_save_graph_def, estimator_name))
 
 
 def _creation_timeout(config):
@@ -121,4 +136,3 @@ def _creation_timeout(config):
     (as tf.estimator's SessionManager does)."""
     timeout = config.session_creation_timeout_secs
     return float("inf") if timeout is None else timeout
-

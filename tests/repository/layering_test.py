@@ -124,6 +124,72 @@ def test_optimizers_import_only_engine_keras_and_tf(path):
     assert _violations_below_root(path, BELOW_API + ("estimator_lite.optimizers",)) == []
 
 
+# "Is this a collective job?" is answered in one module, _engine/topology.py: it reads
+# the strategy (`distribute.is_collective`, where the strategies' class names are)
+# and the cluster into a record of facts, which every other module reads.
+TOPOLOGY = "_engine/topology.py"
+# The strategy test and the class names it reads.
+STRATEGY_TEST = {"is_collective", "_MULTI_WORKER"}
+# topology's answer for a bare strategy, where no RunConfig exists yet
+# (`run_config`: a cluster of workers only is valid TF_CONFIG for a collective
+# strategy) or no config is at hand (`runner`'s properties, for code holding one).
+ASKS_ABOUT_A_STRATEGY = {"run_config.py", "_engine/runner.py"}
+# The job kinds: outside topology, only the record's facts are read.
+JOB_KINDS = {"LOCAL", "PS", "COLLECTIVE"}
+
+
+def _references(tree):
+    """(line, name, owner) of every name `tree` reads or imports; owner is the module
+    name an attribute is read from (`topology.COLLECTIVE`), else None."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            yield node.lineno, node.id, None
+        elif isinstance(node, ast.Attribute):
+            owner = node.value.id if isinstance(node.value, ast.Name) else None
+            yield node.lineno, node.attr, owner
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                yield node.lineno, alias.name, node.module.rsplit(".", 1)[-1]
+        elif isinstance(node, ast.Constant) and node.value == "collective":
+            yield node.lineno, "'collective'", None
+
+
+def _collective_questions(path):
+    """Where `path` asks whether a job is collective other than by reading a
+    `topology.Topology` record: ['line: name']."""
+    relative = os.path.relpath(path, PACKAGE).replace(os.sep, "/")
+    if relative == TOPOLOGY:
+        return []
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    found = []
+    for line, name, owner in _references(tree):
+        if (name in STRATEGY_TEST and relative != "_engine/distribute.py"
+                or name == "runs_collectives" and relative not in ASKS_ABOUT_A_STRATEGY
+                or name in JOB_KINDS and owner == "topology"
+                or name == "'collective'"):
+            found.append(f"{line}: {name}")
+    return found
+
+
+@pytest.mark.parametrize("path", _modules(""), ids=lambda p: os.path.relpath(p, PACKAGE))
+def test_only_topology_decides_whether_a_job_is_collective(path):
+    assert _collective_questions(path) == []
+
+
+def test_the_collective_checker_sees_each_way_of_asking(tmp_path):
+    bad = tmp_path / "training_like.py"
+    bad.write_text("from estimator_lite._engine import distribute, topology\n"
+                   "from estimator_lite._engine.topology import COLLECTIVE\n"
+                   "a = distribute.is_collective(None)\n"
+                   "b = topology.runs_collectives(None)\n"
+                   "c = record.kind == topology.COLLECTIVE or record.kind == 'collective'\n"
+                   "d = record.workers_hold_variables\n")
+    assert _collective_questions(str(bad)) == [
+        "2: COLLECTIVE", "3: is_collective", "4: runs_collectives", "5: COLLECTIVE",
+        "5: 'collective'"]
+
+
 def test_checker_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("from estimator_lite import training\n"
