@@ -36,7 +36,13 @@ def test_sigkill_ps_during_checkpoint_save(make_cluster):
     for _ in range(_SAVE_KILL_ATTEMPTS):
         saving = wait_for(cluster.saving_checkpoint, START_SECS, "a checkpoint being saved")
         assert cluster.kill("ps0") == -signal.SIGKILL
-        in_progress = os.path.exists(os.path.join(cluster.model_dir, saving))
+        # A save the kill interrupted leaves its temp entry, or, once the chief has
+        # removed that (it does as soon as it sees the failure, which on a loaded
+        # machine can come first), no index file: nothing writes one while the ps is
+        # down.
+        index = os.path.join(cluster.model_dir, saving.split("_temp")[0] + ".index")
+        in_progress = (os.path.exists(os.path.join(cluster.model_dir, saving))
+                       or not os.path.exists(index))
         cluster.start("ps0")
         if in_progress:
             break
