@@ -13,7 +13,7 @@ import importlib.util
 import sys
 import types
 
-from estimator_lite import _alias_table
+from estimator_lite._compat import alias_table as _alias_table
 
 __all__ = ["IMPORT_HOOK_CODE", "NotProvidedError", "OWN_ROOTS", "REGISTRY",
            "TensorFlowWatcher", "WATCHED", "import_target", "is_alias_module",
