@@ -18,8 +18,8 @@ warm start, Keras name isolation) and hands them to the code that runs them:
 | resolution                 | (served here under tf.estimator's name)                   |
 Other modules (extenders, hooks) use an Estimator only through its public API
 and the package interface at the end of this module, never its privates. The
-private helpers tf.estimator's tests reach at this module's path live in
-`_compat/estimator_module.py` (docs/compatibility.md).
+private names tf.estimator's tests reach at this module's path, and where each comes
+from, are in docs/compatibility.md's table.
 """
 
 from __future__ import annotations

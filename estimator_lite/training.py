@@ -4,9 +4,9 @@ Names and behaviour follow TF Estimator 2.15's training.py, with improvements
 (clean termination of every role, a robust evaluator, final metrics on re-runs;
 see README's "Where it does better"). Test seams: this module reads the clock
 only through its attribute `time` (``time.time()``, ``time.sleep()``) and starts
-servers only through its attribute `server_lib` (``server_lib.Server(...)``); the
-other private names tf.estimator's tests reach at this module's path are served by
-`_compat/` (docs/compatibility.md lists them all).
+servers only through its attribute `server_lib` (``server_lib.Server(...)``). The
+private names tf.estimator's tests reach at this module's path, and where each comes
+from, are in docs/compatibility.md's table.
 
 Who owns what:
 | TrainSpec / EvalSpec, and what it  | `_training_specs.py` (imported here, the     |
