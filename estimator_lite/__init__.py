@@ -23,8 +23,11 @@ tests/repository/layering_test.py checks the arrows):
   model_dir names, event files, completion markers, argument checks); imports no
   public module;
 - opt-in, for code the user cannot edit: `install` (`install_as_tf_estimator()`
-  makes tf.estimator's module paths resolve here, `_alias_table` says which to
-  which) and the runner `python -m estimator_lite.run`; never done at import;
+  makes tf.estimator's module paths resolve here) and the runner
+  `python -m estimator_lite.run`; never done at import. `_compat/` is what those
+  paths serve: `alias_table` says which path to which modules, and the private
+  names tf.estimator's tests and libraries reach that no working module needs live
+  there (working modules never import it);
 - `_tf`: the one TensorFlow import; `_keras`: the one place that recognises Keras
   objects and reads Keras' and TensorFlow's private attributes.
 """

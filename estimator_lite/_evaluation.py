@@ -1,7 +1,7 @@
 """Evaluation during train_and_evaluate: results, the evaluator, the checkpoint listener.
 
-`training` (the executor) uses these and keeps their tf.estimator names
-(`training._Evaluator`, `training._EvalResult`, ...). Test seam: this module reads
+`training` (the executor) uses these; tf.estimator kept them in its training module,
+so its path serves them too (docs/compatibility.md). Test seam: this module reads
 the clock only through its attribute `time` (``time.time()``), like `training`.
 
 | what one evaluation attempt did       | `_EvalStatus`, `_EvalResult`               |

@@ -62,10 +62,6 @@ def _schedule(run_every_secs, run_every_steps, clock):
     return schedule_timer(run_every_secs, run_every_steps, clock)
 
 
-# tf.estimator's private name for it (its tests and some libraries use it).
-_get_or_create_stop_var = _stop_variable
-
-
 class _StopOnPredicateHook(tf.train.SessionRunHook):
     """Chief: checks `should_stop_fn` on a schedule; sets the flag and stops."""
 

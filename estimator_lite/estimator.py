@@ -14,12 +14,12 @@ warm start, Keras name isolation) and hands them to the code that runs them:
 | SavedModel writing         | `export/saved_model.py` (signatures, atomic dirs, Builder) |
 | input_fn results           | `_engine/input_fn.py`                                     |
 | names in model_dir         | `_engine/model_dir.py`                                    |
-| RunConfig / model_dir      | `_estimator_construction.py` (and the members a subclass  |
-| resolution                 | may not redefine)                                         |
-| tf.estimator's private     | `_estimator_privates.py` (names kept here)                |
-| module helpers             |                                                           |
+| RunConfig / model_dir      | `run_config.maybe_overwrite_model_dir_and_session_config` |
+| resolution                 | (served here under tf.estimator's name)                   |
 Other modules (extenders, hooks) use an Estimator only through its public API
-and the package interface at the end of this module, never its privates.
+and the package interface at the end of this module, never its privates. The
+private names tf.estimator's tests reach at this module's path, and where each comes
+from, are in docs/compatibility.md's table.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from estimator_lite import _estimator_construction
 from estimator_lite import model_fn as model_fn_lib
 from estimator_lite._engine import (
     eval_loop,
@@ -49,22 +48,26 @@ from estimator_lite._engine import runner as runner_lib
 from estimator_lite._engine.fn_args import call_with_declared_args, declared_args
 from estimator_lite._engine.train_session import step_limits
 from estimator_lite._engine.warm_start import VocabInfo, WarmStartSettings
-from estimator_lite._estimator_construction import (
-    maybe_overwrite_model_dir_and_session_config,
-)
-from estimator_lite._estimator_privates import (  # noqa: F401 - tf.estimator's names, kept here
-    _load_global_step_from_checkpoint_dir,
-    _write_dict_to_summary,
-)
 from estimator_lite._tf import logging, tf
 from estimator_lite.export import saved_model as saved_model_lib
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys
+from estimator_lite.run_config import maybe_overwrite_model_dir_and_session_config
 
 if TYPE_CHECKING:
     from estimator_lite.run_config import RunConfig
 
 __all__ = ["Estimator", "VocabInfo", "WarmStartSettings",
            "maybe_overwrite_model_dir_and_session_config"]
+
+# What a subclass of Estimator may redefine (tf.estimator's list); every other
+# member is the Estimator's own, so train/evaluate/predict/export behave as
+# documented whatever the subclass (canned estimators included). TPUEstimator
+# (TF's own) may redefine anything.
+_OVERRIDABLE = frozenset({
+    "model_fn", "_create_and_assert_global_step", "_export_all_saved_models",
+    "_tf_api_names", "_tf_api_names_v1", "_estimator_api_names",
+    "_estimator_api_names_v1", "_estimator_api_constants",
+    "_estimator_api_constants_v1", "latest_checkpoint"})
 
 
 class Estimator:
@@ -114,7 +117,8 @@ class Estimator:
         tf.estimator's name: `__init__` calls it, and a subclass or a program
         may replace it to lift the rule.
         """
-        _estimator_construction.check_members_not_overridden(self, Estimator)
+        validation.check_members_not_overridden(self, Estimator, _OVERRIDABLE,
+                                                exempt_class_names=("TPUEstimator",))
 
     model_dir = property(lambda self: self._model_dir, doc="Checkpoint directory.")
     config = property(lambda self: self._config, doc="The RunConfig.")

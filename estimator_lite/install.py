@@ -1,7 +1,7 @@
 """Make `tf.estimator` (and the module paths libraries import) resolve to estimator_lite.
 
 For code the user cannot edit: `install_as_tf_estimator()` serves every path in
-`estimator_lite._alias_table.ALIASES` from estimator_lite, and
+`estimator_lite._compat.alias_table.ALIASES` from estimator_lite, and
 `uninstall_as_tf_estimator()` undoes it. `python -m estimator_lite.run` calls it
 before running a program. Nothing here runs at `import estimator_lite`.
 
@@ -31,8 +31,9 @@ import re
 import subprocess
 import sys
 
-from estimator_lite import _alias_modules, _alias_table, _pycompat
-from estimator_lite._alias_modules import NotProvidedError
+from estimator_lite import _pycompat
+from estimator_lite._compat import alias_modules, alias_table
+from estimator_lite._compat.alias_modules import NotProvidedError
 
 __all__ = ["NotProvidedError", "install_as_tf_estimator", "is_installed",
            "real_tf_estimator_location", "uninstall_as_tf_estimator"]
@@ -65,12 +66,12 @@ _MISSING = object()
 def _is_own_path(name):
     """True for the module paths the alias finder owns while installed."""
     return any(name == root or name.startswith(root + ".")
-               for root in _alias_modules.OWN_ROOTS)
+               for root in alias_modules.OWN_ROOTS)
 
 
 def _find_spec_elsewhere(fullname):
     """`fullname`'s spec from the finders other than ours (imports nothing)."""
-    ours = (_alias_modules.REGISTRY, *_STATE.finders)
+    ours = (alias_modules.REGISTRY, *_STATE.finders)
     for finder in sys.meta_path:
         if any(finder is own for own in ours) or not hasattr(finder, "find_spec"):
             continue
@@ -134,7 +135,7 @@ def _find_real_tf_estimator():
     so estimator_lite's own aliases never count.
     """
     loaded = sys.modules.get(_ESTIMATOR_PACKAGE)
-    if loaded is not None and not _alias_modules.is_alias_module(loaded):
+    if loaded is not None and not alias_modules.is_alias_module(loaded):
         spec = getattr(loaded, "__spec__", None)
         location = _package_dir(spec) if spec else getattr(loaded, "__file__", None)
         return _judge(location or "tensorflow_estimator (imported)", imported=True)
@@ -147,7 +148,7 @@ def _find_real_tf_estimator():
     tensorflow = sys.modules.get("tensorflow")
     own = vars(tensorflow).get("estimator", None) if tensorflow is not None else None
     tf_version = _tensorflow_version() if own is not None else None
-    if (own is not None and not _alias_modules.is_alias_module(own)
+    if (own is not None and not alias_modules.is_alias_module(own)
             and (_major_minor(tf_version) or (2, 0)) < (2, 0)):
         location = f"TensorFlow {tf_version}'s own tf.estimator"
         return _Found(location, location, tf_version, None)
@@ -247,7 +248,7 @@ def install_as_tf_estimator(replace_existing=False):
     After this call `tf.estimator`, `from tensorflow import estimator`,
     `tf.compat.v1.estimator`, `import tensorflow_estimator` and the private paths
     under `tensorflow_estimator.python.estimator` / `tensorflow.python.estimator`
-    listed in `estimator_lite._alias_table` are served by estimator_lite. Works
+    listed in `estimator_lite._compat.alias_table` are served by estimator_lite. Works
     before or after `import tensorflow`. Calling it again does nothing.
 
     A real tf.estimator (see `real_tf_estimator_location()`) is left alone. A
@@ -305,11 +306,11 @@ def _install_reporting(replace_existing, how_to_replace):
 def _install():
     for name in [n for n in sys.modules if _is_own_path(n)]:
         _STATE.saved_modules[name] = sys.modules.pop(name)
-    watcher = _alias_modules.TensorFlowWatcher(_attach)
-    _STATE.finders = (_alias_modules.REGISTRY, watcher)
+    watcher = alias_modules.TensorFlowWatcher(_attach)
+    _STATE.finders = (alias_modules.REGISTRY, watcher)
     sys.meta_path[:0] = list(_STATE.finders)
     _STATE.installed = True
-    for name in _alias_modules.WATCHED:
+    for name in alias_modules.WATCHED:
         if name in sys.modules:
             _attach(name)
 
@@ -376,19 +377,19 @@ def _attach(module_name):
 
 def _tensorflow_importing():
     """True while the `tensorflow` package's own `__init__` is still running."""
-    return _alias_modules.is_executing("tensorflow")
+    return alias_modules.is_executing("tensorflow")
 
 
 def _attach_now(module_name):
     """Sets the estimator attributes on `module_name` (see `_attach`)."""
     if module_name == "tensorflow":
-        _attach_owners(_alias_table.ESTIMATOR_ATTRIBUTE_OWNERS)
-        _attach_owners(_alias_table.KERAS_ATTRIBUTE_OWNERS)
-        _attach_owners(_alias_table.NESTED_ATTRIBUTE_OWNERS, optional=True)
+        _attach_owners(alias_table.ESTIMATOR_ATTRIBUTE_OWNERS)
+        _attach_owners(alias_table.KERAS_ATTRIBUTE_OWNERS)
+        _attach_owners(alias_table.NESTED_ATTRIBUTE_OWNERS, optional=True)
     else:
         # `import tensorflow.compat.v1` (or v2): a module object of its own, with
         # compat namespaces of its own.
-        alias, nested = _alias_table.COMPAT_MODULE_OWNERS[module_name]
+        alias, nested = alias_table.COMPAT_MODULE_OWNERS[module_name]
         _attach_owners((((), alias),), module_name)
         _attach_owners(nested, module_name, optional=True)
 
@@ -413,7 +414,7 @@ def _attach_owners(owners, root="tensorflow", optional=False):
             log("estimator_lite: %s.estimator not set: %s", ".".join((root,) + path),
                 error)
             continue
-        _set_attribute(owner, "estimator", _alias_modules.REGISTRY.module(alias))
+        _set_attribute(owner, "estimator", alias_modules.REGISTRY.module(alias))
 
 
 def uninstall_as_tf_estimator():
@@ -432,7 +433,7 @@ def uninstall_as_tf_estimator():
             _delete_attribute(owner, name)
         else:
             setattr(owner, name, old)
-    aliases = _alias_modules.REGISTRY.modules()
+    aliases = alias_modules.REGISTRY.modules()
     for name, module in aliases.items():
         if sys.modules.get(name) is module:
             del sys.modules[name]
@@ -441,6 +442,6 @@ def uninstall_as_tf_estimator():
         if parent is not None and vars(parent).get(child) is module:
             delattr(parent, child)
     sys.modules.update(_STATE.saved_modules)
-    _alias_modules.restore_replaced()
-    _alias_modules.REGISTRY.clear()
+    alias_modules.restore_replaced()
+    alias_modules.REGISTRY.clear()
     _STATE.__init__()

@@ -32,8 +32,8 @@ import importlib
 import os
 import re
 
-from estimator_lite import _compiled_metrics as compiled_metrics
 from estimator_lite import _keras
+from estimator_lite._engine import compiled_metrics
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import logging, tf
 from estimator_lite.estimator import Estimator, WarmStartSettings

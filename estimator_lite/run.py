@@ -39,7 +39,8 @@ import types
 import zipfile
 from collections.abc import Sequence
 
-from estimator_lite import _alias_modules, install
+from estimator_lite import install
+from estimator_lite._compat import alias_modules
 
 __all__ = ["USAGE", "main", "run"]
 
@@ -49,7 +50,7 @@ _REPLACE_FLAG = "--replace-tf-estimator"
 # Frames of these files are the runner's, not the program's: left out of tracebacks.
 _OWN_FILES = (os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>")
 # The import hook that attaches the aliases to TensorFlow's modules as they load.
-_IMPORT_HOOK_CODE = _alias_modules.IMPORT_HOOK_CODE
+_IMPORT_HOOK_CODE = alias_modules.IMPORT_HOOK_CODE
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(install.__file__)) + os.sep
 _EXIT_USAGE = 2
 _CODE_FILENAME = "<string>"  # python's name for `-c` code in tracebacks
@@ -90,9 +91,9 @@ def _is_own(filename):
 def _is_import_hook(tb):
     """Whether `tb` is the runner's import hook passing an import through.
 
-    The hook (_alias_modules.py) runs TensorFlow's own loaders; an exception raised by
-    the imported module (a KeyboardInterrupt during `import tensorflow`) crosses
-    its frame, which `python` alone would not show. Its own failures stay shown.
+    The hook (_compat/alias_modules.py) runs TensorFlow's own loaders; an exception
+    raised by the imported module (a KeyboardInterrupt during `import tensorflow`)
+    crosses its frame, which `python` alone would not show. Its own failures stay shown.
     """
     return (tb.tb_frame.f_code is _IMPORT_HOOK_CODE and tb.tb_next is not None
             and not tb.tb_next.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR))

@@ -1,4 +1,4 @@
-"""RunConfig and TaskType.
+"""RunConfig and TaskType, and the RunConfig an Estimator runs with.
 
 `RunConfig` mirrors TF Estimator's RunConfig (2.15): the same arguments, defaults and
 derived cluster properties. The cluster comes from the `TF_CONFIG` environment
@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from estimator_lite._engine import distribute, mixed_precision, roles, topology, validation
+from estimator_lite._engine import model_dir as model_dir_lib
 from estimator_lite._engine.cluster_info import ClusterInfo, parse_tf_config
-from estimator_lite._tf import tf
+from estimator_lite._tf import logging, tf
 
 __all__ = ["RunConfig", "TaskType", "ClusterInfo", "default_session_config",
            "parse_tf_config"]
@@ -94,6 +95,44 @@ def _default_session_config(info):
         return None
     filters = roles.default_device_filters(info.task_type, info.task_id)
     return default_session_config(filters) if filters else None
+
+
+def maybe_overwrite_model_dir_and_session_config(
+        config: RunConfig | None, model_dir: str | os.PathLike[str] | None) -> RunConfig:
+    """The RunConfig an Estimator built with (`config`, `model_dir`) runs with.
+
+    tf.estimator's helper of that name (its `estimator` module's, where
+    `estimator_lite.estimator` serves it too), which `Estimator.__init__` runs first
+    and libraries' Estimator subclasses (tensorflow_lattice's canned estimators)
+    call before their own constructor work, e.g. to write files into the
+    model_dir. The rules are Estimator's: no config is a default RunConfig, and the
+    model_dir is the argument, the config's, or a new temporary directory.
+
+    Args:
+      config: a RunConfig or None.
+      model_dir: a path (str or os.PathLike) or None.
+
+    Returns:
+      `config` itself when its model_dir and session_config are set, else a copy
+      of it with the model_dir resolved and the default session_config.
+
+    Raises:
+      TypeError: config is not a RunConfig (also a ValueError, what tf.estimator
+        raises), or model_dir is not a path.
+      ValueError: model_dir and config.model_dir are both given and differ.
+    """
+    if config is None:
+        logging.info("Using default config.")
+        config = RunConfig()
+    if not isinstance(config, RunConfig):
+        raise validation.WrongTypeError(
+            f"config must be an estimator_lite.RunConfig (an instance of `RunConfig`), "
+            f"got {config!r} of type {type(config).__name__}")
+    # replace() copies the config (its class and attributes kept), as tf.estimator.
+    if config.session_config is None:
+        config = config.replace(session_config=default_session_config())
+    resolved = model_dir_lib.resolve_model_dir(model_dir, config.model_dir)
+    return config if config.model_dir == resolved else config.replace(model_dir=resolved)
 
 
 def _resolve_checkpoint_args(steps, secs):

@@ -4,11 +4,13 @@ Names and behaviour follow TF Estimator 2.15's training.py, with improvements
 (clean termination of every role, a robust evaluator, final metrics on re-runs;
 see README's "Where it does better"). Test seams: this module reads the clock
 only through its attribute `time` (``time.time()``, ``time.sleep()``) and starts
-servers only through its attribute `server_lib` (``server_lib.Server(...)``).
+servers only through its attribute `server_lib` (``server_lib.Server(...)``). The
+private names tf.estimator's tests reach at this module's path, and where each comes
+from, are in docs/compatibility.md's table.
 
 Who owns what:
-| TrainSpec / EvalSpec, and what it  | `_training_specs.py` (their names are kept   |
-| needs of an estimator              | here)                                        |
+| TrainSpec / EvalSpec, and what it  | `_training_specs.py` (imported here, the     |
+| needs of an estimator              | names users know)                            |
 | which role this process runs       | `_TrainingExecutor.run`; role names and      |
 |                                    | facts in `_engine/roles.py`                  |
 | chief / worker / master / ps       | `run_chief` ... `run_ps`; servers and worker |
@@ -16,9 +18,9 @@ Who owns what:
 |                                    | the task's `_engine/topology` record says    |
 | the evaluator role                 | `_start_continuous_evaluation` (the loop),   |
 |                                    | `_execute_evaluator_once` (one iteration)    |
-| evaluate the latest checkpoint,    | `_evaluation._Evaluator` (its names are      |
-| then run the exporters; evaluation | kept here too), and                          |
-| during local training              | `_evaluation._NewCheckpointListenerForEvaluate` |
+| evaluate the latest checkpoint,    | `_evaluation._Evaluator`                     |
+| then run the exporters             |                                              |
+| evaluation during local training   | `_evaluation._NewCheckpointListenerForEvaluate` |
 | "training is over" markers         | `_engine/completion.py`                      |
 """
 
@@ -40,11 +42,9 @@ from estimator_lite._engine import (
     validation,
 )
 from estimator_lite._engine import model_dir as model_dir_lib
-from estimator_lite._evaluation import (  # noqa: F401 - tf.estimator's names, kept here
-    _WARNING_INTERVAL_SECS,
+from estimator_lite._evaluation import (
     _checkpoint_step,
     _ContinuousEvalListener,
-    _EvalResult,
     _EvalStatus,
     _Evaluator,
     _model_dir,
@@ -88,22 +88,6 @@ def _grace_secs():
       ValueError: the variable is not a number >= 0.
     """
     return validation.seconds_from_env(GRACE_ENV, _DEFAULT_GRACE_SECS, allow_zero=True)
-
-
-class _StopAtSecsHook(tf.train.SessionRunHook):
-    """Requests a stop once `stop_after_secs` have passed since `begin`."""
-
-    def __init__(self, stop_after_secs):
-        self._stop_after_secs = stop_after_secs
-        self._start_secs = None
-
-    def begin(self):
-        self._start_secs = _now()
-
-    def after_run(self, run_context, run_values):
-        del run_values
-        if _now() - self._start_secs >= self._stop_after_secs:
-            run_context.request_stop()
 
 
 # The executor -------------------------------------------------------------------------

@@ -282,7 +282,8 @@ def test_run_every_secs_zero_checks_after_every_step(tmp_path):
 
 def test_the_chief_hook_exposes_the_stop_flag_it_sets():
     # tf.estimator's _StopOnPredicateHook keeps the flag as `_stop_var`;
-    # `_get_or_create_stop_var` gives the same graph's flag to other code.
+    # `_stop_variable` (tf.estimator's `_get_or_create_stop_var`, served at its
+    # path) gives the same graph's flag to other code.
     hook = early_stopping._StopOnPredicateHook(lambda: True, run_every_secs=0)
     with tf.Graph().as_default():
         tf.train.create_global_step()
@@ -291,7 +292,7 @@ def test_the_chief_hook_exposes_the_stop_flag_it_sets():
             session.run(no_op)
             assert session.should_stop()
             assert session.raw_session().run(hook._stop_var)
-            assert early_stopping._get_or_create_stop_var() is hook._stop_var
+            assert early_stopping._stop_variable() is hook._stop_var
 
 
 _ORACLE_READ = """

@@ -19,7 +19,8 @@ import pytest
 import tensorflow as tf  # noqa: F401 -- the module the aliases attach to
 
 import estimator_lite
-from estimator_lite import _alias_modules, _alias_table, install
+from estimator_lite import install
+from estimator_lite._compat import alias_modules, alias_table
 from tests.oracle import TF215_PYTHON, requires_legacy_keras, requires_oracle
 from tests.support.stale_estimator import (
     STALE_VERSION,
@@ -29,7 +30,7 @@ from tests.support.stale_estimator import (
 
 NOT_PROVIDED = "estimator_lite does not provide"
 ROOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ROOTS = _alias_table.PRIVATE_ROOTS
+ROOTS = alias_table.PRIVATE_ROOTS
 
 # (path under a private root, name, the estimator_lite object it must be).
 PRIVATE_CONCEPTS = [
@@ -66,7 +67,7 @@ PRIVATE_CONCEPTS = [
     ("head.binary_class_head", "BinaryClassHead", "estimator_lite:BinaryClassHead"),
     ("head.base_head", "Head", "estimator_lite:Head"),
     ("head.head_utils", "binary_or_multi_class_head",
-     "estimator_lite.head.head_utils:binary_or_multi_class_head"),
+     "estimator_lite._compat.head_utils:binary_or_multi_class_head"),
     ("hooks.session_run_hook", "SessionRunHook", "estimator_lite:SessionRunHook"),
     ("hooks.basic_session_run_hooks", "LoggingTensorHook",
      "estimator_lite:LoggingTensorHook"),
@@ -80,8 +81,10 @@ PRIVATE_CONCEPTS = [
     ("inputs.numpy_io", "numpy_input_fn", "estimator_lite.inputs.numpy_io:numpy_input_fn"),
     # adanet's tests build v1 heads with tf.estimator's private factories.
     ("canned.head", "_binary_logistic_head_with_sigmoid_cross_entropy_loss",
-     "estimator_lite.canned.head:_binary_logistic_head_with_sigmoid_cross_entropy_loss"),
-    ("canned.head", "_regression_head", "estimator_lite.canned.head:_regression_head"),
+     "estimator_lite._compat.canned_head:"
+     "_binary_logistic_head_with_sigmoid_cross_entropy_loss"),
+    ("canned.head", "_regression_head",
+     "estimator_lite._compat.canned_head:_regression_head"),
     # adanet's TPU estimator passes export_saved_model_api_version=... by this path.
     ("tpu.tpu_estimator", "ExportSavedModelApiVersion",
      "estimator_lite.tpu.tpu_estimator:ExportSavedModelApiVersion"),
@@ -96,7 +99,7 @@ LAZY_TARGETS = [
      "estimator_lite.tpu"),
     ("tensorflow.python.estimator.tpu.tpu_config", "RunConfig", "estimator_lite.tpu"),
     ("tensorflow.python.estimator.canned.head", "_regression_head",
-     "estimator_lite.canned.head"),
+     "estimator_lite._compat.canned_head"),
     ("tensorflow.keras.estimator", "model_to_estimator", "estimator_lite"),
     ("tensorflow_estimator.python.estimator.keras_lib", "model_to_estimator",
      "estimator_lite"),
@@ -300,7 +303,7 @@ def test_an_unknown_module_under_an_aliased_root_is_a_clear_import_error(install
 
 
 def test_a_missing_target_module_is_named_in_the_error():
-    module, reason = _alias_modules.import_target("estimator_lite.not_a_module_here")
+    module, reason = alias_modules.import_target("estimator_lite.not_a_module_here")
     assert module is None
     assert "estimator_lite.not_a_module_here" in reason
 
@@ -320,7 +323,7 @@ def test_v1_tpu_and_keras_paths_ask_for_their_target_lazily(installed, monkeypat
         asked.append(name)
         return fake, None
 
-    monkeypatch.setattr(_alias_modules, "import_target", fake_import)
+    monkeypatch.setattr(alias_modules, "import_target", fake_import)
     value = importlib.import_module(path)
     for name in chain.split("."):
         value = getattr(value, name)
@@ -330,7 +333,7 @@ def test_v1_tpu_and_keras_paths_ask_for_their_target_lazily(installed, monkeypat
 
 def test_install_resolves_nothing_until_used(monkeypatch):
     asked = []
-    monkeypatch.setattr(_alias_modules, "import_target", asked.append)
+    monkeypatch.setattr(alias_modules, "import_target", asked.append)
     try:
         assert estimator_lite.install_as_tf_estimator() is True
         assert estimator_lite.install_as_tf_estimator() is True  # idempotent

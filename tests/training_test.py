@@ -11,6 +11,7 @@ import pytest
 import estimator_lite as el
 from estimator_lite import _evaluation as evaluation
 from estimator_lite import training
+from estimator_lite._compat import training_module
 from estimator_lite._engine import completion
 from estimator_lite._engine import local_cluster as cluster_lib
 from estimator_lite._tf import tf
@@ -291,20 +292,20 @@ def test_evaluator_binds_best_exporter_to_its_eval_dir(tmp_path):
 
 def test_eval_result_validation():
     with pytest.raises(ValueError, match="status must be one of"):
-        training._EvalResult("done")
+        evaluation._EvalResult("done")
     with pytest.raises(ValueError, match="needs metrics"):
-        training._EvalResult(training._EvalStatus.EVALUATED, checkpoint_path="p")
+        evaluation._EvalResult(evaluation._EvalStatus.EVALUATED, checkpoint_path="p")
     with pytest.raises(ValueError, match="must contain 'global_step'"):
-        training._EvalResult(training._EvalStatus.EVALUATED, {"loss": 1.0}, "p")
+        evaluation._EvalResult(evaluation._EvalStatus.EVALUATED, {"loss": 1.0}, "p")
     with pytest.raises(ValueError, match="needs a checkpoint_path"):
-        training._EvalResult(training._EvalStatus.EVALUATED, {"global_step": 1})
+        evaluation._EvalResult(evaluation._EvalStatus.EVALUATED, {"global_step": 1})
     with pytest.raises(ValueError, match="takes no metrics"):
-        training._EvalResult(training._EvalStatus.NO_NEW_CHECKPOINT, {"global_step": 1})
+        evaluation._EvalResult(evaluation._EvalStatus.NO_NEW_CHECKPOINT, {"global_step": 1})
     # tf.estimator 2.15: metrics that are not a dict are a TypeError.
     with pytest.raises(TypeError, match="must return a dict of metrics"):
-        training._EvalResult(training._EvalStatus.EVALUATED,
+        evaluation._EvalResult(evaluation._EvalStatus.EVALUATED,
                              [("loss", 1.0), ("global_step", 1)], "p")
-    ok = training._EvalResult(training._EvalStatus.EVALUATED, {"global_step": 3}, "p")
+    ok = evaluation._EvalResult(evaluation._EvalStatus.EVALUATED, {"global_step": 3}, "p")
     assert ok.metrics["global_step"] == 3
 
 
@@ -396,7 +397,11 @@ def test_roles_with_a_mocked_estimator_match_tf_estimator(tmp_path):
     # marker is written where model_dir is not a path.
     expected = run_oracle_driver(MOCK_EXECUTOR_DRIVER, str(tmp_path / "oracle"))["result"]
     driver = load_driver(MOCK_EXECUTOR_DRIVER, "mock_executor_driver")
-    lib = types.SimpleNamespace(Estimator=el.Estimator, training=training,
+    # What tf.estimator's training path serves (`_StopAtSecsHook` from _compat/).
+    training_path = types.SimpleNamespace(
+        _TrainingExecutor=training._TrainingExecutor,
+        _StopAtSecsHook=training_module._StopAtSecsHook)
+    lib = types.SimpleNamespace(Estimator=el.Estimator, training=training_path,
                                 RunConfig=el.RunConfig, TrainSpec=el.TrainSpec,
                                 EvalSpec=el.EvalSpec, Exporter=el.Exporter)
     os.makedirs(tmp_path / "lite")
@@ -621,7 +626,7 @@ def test_evaluator_skips_missing_and_old_checkpoints(tmp_path, clock, caplog):
         estimator.add_checkpoint(10)
         statuses.append(evaluator.evaluate_and_export()[0].status)
         statuses += [evaluator.evaluate_and_export()[0].status for _ in range(3)]
-        clock.now += training._WARNING_INTERVAL_SECS
+        clock.now += evaluation._WARNING_INTERVAL_SECS
         statuses.append(evaluator.evaluate_and_export()[0].status)
     status = training._EvalStatus
     assert statuses == [status.MISSING_CHECKPOINT] * 3 + [status.EVALUATED] + [

@@ -3,9 +3,10 @@
 The Estimator builds the eval graph (input_fn, model_fn in EVAL mode) and hands the
 pieces here: the metric ops, the scaffold, the hooks and where to restore from.
 This module owns what happens in the session: restoring (or loading in-memory
-values), counting the batches, running the updates with the hooks, logging
-progress, and reading the final values as TensorFlow returns them (numpy scalars
-and arrays, bytes), in tf.estimator's order.
+values), counting the batches (in tf.estimator's eval step too, which hooks see),
+running the updates with the hooks, logging progress, and reading the final values
+as TensorFlow returns them (numpy scalars and arrays, bytes), in tf.estimator's
+order.
 """
 
 from estimator_lite._engine import event_files
@@ -13,7 +14,8 @@ from estimator_lite._engine.hook_protocol import RestoredSession, run_with_hooks
 from estimator_lite._tf import logging, tf
 
 __all__ = ["metric_fetches", "run_evaluation", "scaffold_loading", "EvalSummaries",
-           "log_metrics", "metrics_text", "scaffold_initialising_late_locals"]
+           "eval_step", "log_metrics", "metrics_text",
+           "scaffold_initialising_late_locals"]
 
 
 def metric_fetches(eval_metric_ops, loss, global_step):
@@ -60,16 +62,45 @@ def _in_result_order(values):
     return ordered
 
 
+def eval_step():
+    """The default graph's eval step, created on first use: tf.estimator's counter of
+    an evaluation's batches.
+
+    As TensorFlow's `evaluation._get_or_create_eval_step`, which tf.estimator
+    evaluates with: an int64 scalar named 'eval_step', not trainable, in the
+    LOCAL_VARIABLES collection (so the local init op zeroes it for each evaluation)
+    and in GraphKeys.EVAL_STEP, where hooks and libraries look it up.
+
+    Returns:
+      The variable (the collection's one tensor when it has one already).
+
+    Raises:
+      ValueError: GraphKeys.EVAL_STEP holds more than one tensor.
+    """
+    found = tf.get_collection(tf.GraphKeys.EVAL_STEP)
+    if len(found) > 1:
+        raise ValueError("Multiple tensors added to tf.GraphKeys.EVAL_STEP")
+    if found:
+        return found[0]
+    return tf.get_variable(
+        "eval_step", shape=[], dtype=tf.int64, initializer=tf.zeros_initializer(),
+        trainable=False,
+        collections=[tf.GraphKeys.LOCAL_VARIABLES, tf.GraphKeys.EVAL_STEP])
+
+
 def scaffold_initialising_late_locals(scaffold):
     """The model_fn's scaffold, with a local_init_op that covers the Estimator's locals.
 
-    The Estimator creates local variables after the model_fn returns (the 'loss'
-    metric's `mean/total` and `mean/count`). A local_init_op the model_fn built
-    itself (adanet builds one from `Scaffold.default_local_init_op()` inside its
-    model_fn) cannot know them; tf.estimator groups it with a default local init
-    op built now, and so does this (a scaffold without one gets the default at
-    finalize anyway). Call it after `metric_fetches`.
+    The Estimator creates local variables after the model_fn returns: the 'loss'
+    metric's `mean/total` and `mean/count` (`metric_fetches`, called before this),
+    and the eval step, created here, before any local init op is built. A
+    local_init_op the model_fn built itself (adanet builds one from
+    `Scaffold.default_local_init_op()` inside its model_fn) cannot know them;
+    tf.estimator creates its eval step, then groups that op with a default local
+    init op built now, and so does this (a scaffold without one gets the default,
+    which covers them, when it is finalized or given the input's initializer).
     """
+    eval_step()
     if scaffold.local_init_op is None:
         return scaffold
     return tf.train.Scaffold(
@@ -105,7 +136,9 @@ def run_evaluation(*, update_op, values, scaffold, hooks, checkpoint_path,
     Args:
       update_op: runs every metric update once (one batch).
       values: dict of metric name to value tensor, read once at the end.
-      scaffold: the eval Scaffold (saver, init ops, input initializer).
+      scaffold: the eval Scaffold (saver, init ops, input initializer); a local
+        init op of its own must cover the eval step, as tf.estimator's
+        evaluation requires (`scaffold_initialising_late_locals` sees to it).
       hooks: SessionRunHooks (the caller's and the model_fn's evaluation hooks).
       checkpoint_path: checkpoint to restore, or None to initialise.
       session_config: tf.ConfigProto of the session.
@@ -122,11 +155,15 @@ def run_evaluation(*, update_op, values, scaffold, hooks, checkpoint_path,
       ValueError: an infinite dataset without steps. An input that yields no batch
         is not an error (tf.estimator's metrics of no data, with a warning).
     """
+    # Each batch also adds one to the eval step, as tf.estimator's evaluation:
+    # hooks see `[update_op, update_eval_step]` as the run's fetches, and
+    # `session.run` of them gives [None, the eval step after the batch].
+    fetches = [update_op, tf.assign_add(eval_step(), 1, use_locking=True)]
     restored = RestoredSession(scaffold, checkpoint_path, session_config, master, hooks,
                                fetch_with_local_init=cardinality)
     with restored as session:
         total = _eval_batches(restored.local_init_results, steps)
-        done = _run_eval_loop(session, hooks, update_op, steps, total)
+        done = _run_eval_loop(session, hooks, fetches, steps, total)
         if done == 0:
             # tf.estimator returns the metrics of no data (loss 0.0, the mean of
             # nothing) and programs rely on it (tensorflow_ranking's tests): so do
@@ -165,20 +202,18 @@ def _eval_batches(cardinality, steps):
     return count if steps is None else min(count, steps)
 
 
-def _run_eval_loop(session, hooks, update_op, steps, total):
-    """Runs update_op until `steps`, the end of input or a hook's stop.
+def _run_eval_loop(session, hooks, fetches, steps, total):
+    """Runs `fetches` (one batch's updates) until `steps`, the end of input or a
+    hook's stop.
 
     Logs progress every tenth of `total` when it is known. Returns the batches run.
     """
-    run_update = session.make_callable(update_op)
+    run_update = session.make_callable(fetches)
     log_every = max(1, total // 10) if total else None
     done = 0
     while steps is None or done < steps:
         try:
-            # Hooks see a list of fetches, as tf.estimator's (which also holds
-            # its eval-step counter: not built here).
-            _, stop = run_with_hooks(session, hooks, update_op,
-                                     original_fetches=[update_op], fast_fn=run_update)
+            _, stop = run_with_hooks(session, hooks, fetches, fast_fn=run_update)
         except tf.errors.OutOfRangeError:
             break
         done += 1

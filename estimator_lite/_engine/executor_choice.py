@@ -34,9 +34,9 @@ Either is chosen only where it is known to run the graph as the thread pool woul
 |                                             | step stats                              |
 | every op that changes state in a step       | the step that meets the input's end     |
 | depends on the input (the input_fn's own    | fails at its first failing op, so ops   |
-| iterator reads), and every hook is          | that could run before the read would    |
-| TensorFlow's or the library's or fetches    | run or not by executor (a metric of a   |
-| nothing                                     | constant would count one batch more)    |
+| iterator reads; the eval step's counting    | that could run before the read would    |
+| aside), and every hook is TensorFlow's or   | run or not by executor (a metric of a   |
+| the library's or fetches nothing            | constant would count one batch more)    |
 | no XLA (a jit scope, or auto-clustering in  | XLA's launch ops bring a Switch op      |
 | the config or TF_XLA_FLAGS)                 |                                         |
 | no op, here or in a function it runs, that  | on one thread an op waiting for another |
@@ -196,7 +196,8 @@ def _hook_qualifies(hook):
 
 
 def _state_follows_input(graph, setup):
-    """Whether every op that changes state, except the setup's, needs the input.
+    """Whether every op that changes state, except the setup's and the eval step's
+    counting, needs the input.
 
     A step that meets the end of its input fails at the input op. The default
     executor has by then run every op that did not need the input (they are ready
@@ -205,9 +206,21 @@ def _state_follows_input(graph, setup):
     roots = _setup_roots(graph, setup)
     if roots is None:
         return False
-    setup_ops = _ancestors(roots)
+    exempt = _ancestors(roots) | _eval_step_writes(graph)
     return _ops_follow_input(
-        [op for op in graph.get_operations() if op not in setup_ops], {})
+        [op for op in graph.get_operations() if op not in exempt], {})
+
+
+def _eval_step_writes(graph):
+    """The ops that write the graph's eval step (GraphKeys.EVAL_STEP).
+
+    tf.estimator's evaluation adds one to it in every step, the step that meets the
+    input's end too (checked on both executors, and on tf.estimator 2.15); nothing
+    evaluate() returns depends on it, and the batches are counted apart.
+    """
+    steps = {getattr(s, "op", None) for s in graph.get_collection(tf.GraphKeys.EVAL_STEP)}
+    return {op for op in graph.get_operations()
+            if op.inputs and op.inputs[0].op in steps and _changes_state(op)}
 
 
 def _ops_follow_input(operations, memo):

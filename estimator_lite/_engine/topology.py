@@ -5,7 +5,7 @@ task, `master`, `environment`) and its `train_distribute` strategy. `for_config`
 reads them into a `Topology` record; `training` (servers, a worker's start and
 end) and `train_setup` (summaries, restores, what a failed step does) read the
 record, never the strategy. No other module asks whether a strategy is collective
-(tests/layering_test.py checks it); `runs_collectives` answers the bare question
+(tests/repository/layering_test.py checks it); `runs_collectives` answers the bare question
 where no RunConfig exists yet.
 
 | job kind     | when                          | variables held by | a failed step    |

@@ -107,6 +107,36 @@ def check_instances(name, values, cls, cls_name):
     return items
 
 
+def check_members_not_overridden(obj, base, overridable, exempt_class_names=()):
+    """Raises ValueError when `obj`'s class redefines a member of `base`.
+
+    Only the class itself is inspected (as tf.estimator does for Estimator);
+    dunder members and the names in `overridable` may be redefined, and classes
+    named in `exempt_class_names` may redefine anything.
+
+    Args:
+      obj: the object being constructed.
+      base: the class whose members are protected.
+      overridable: member names a subclass may redefine.
+      exempt_class_names: names of classes the rule does not apply to.
+
+    Raises:
+      ValueError: the class redefines other members of `base`.
+    """
+    cls = type(obj)
+    if cls is base or cls.__name__ in exempt_class_names:
+        return
+    ours = {m for m in dir(base) if not m.startswith("__")}
+    overridden = sorted(m for m in ours & set(vars(cls)) - set(overridable)
+                        if getattr(base, m) != getattr(cls, m))
+    if overridden:
+        name = base.__name__
+        raise ValueError(f"subclasses of {name} cannot override its members: "
+                         f"{cls.__name__} overrides {overridden} ({cls.__name__} "
+                         f"cannot override members of {name}: "
+                         f"{', '.join(overridden)})")
+
+
 def seconds_from_env(env_name, default_secs, allow_zero):
     """A duration in seconds from an environment variable, or the default.
 

@@ -16,9 +16,6 @@ from estimator_lite._engine import distribute, mixed_precision
 from estimator_lite._pycompat import zip_strict
 from estimator_lite._tf import tf
 from estimator_lite.head import head_inputs, reduction
-
-# tf.estimator's base_head module holds call_loss_fn; programs reach it there.
-from estimator_lite.head.head_inputs import call_loss_fn  # noqa: F401
 from estimator_lite.head.keys import MetricKeys, metric_key
 from estimator_lite.head.metrics import Metric, eval_metric_ops, weighted_mean
 from estimator_lite.model_fn import EstimatorSpec, ModeKeys

@@ -17,7 +17,9 @@ def _scaffold_and_update(num_elements):
     update_op, values = eval_loop.metric_fetches(
         {"total": tf.metrics.mean(value * 2.0)}, value, global_step)
     local_init = tf.group(tf.local_variables_initializer(), iterator.initializer)
-    scaffold = tf.train.Scaffold(local_init_op=local_init)
+    # As the Estimator: the local init op then covers the eval step too.
+    scaffold = eval_loop.scaffold_initialising_late_locals(
+        tf.train.Scaffold(local_init_op=local_init))
     return update_op, values, scaffold, tf.data.experimental.cardinality(dataset)
 
 
@@ -89,3 +91,40 @@ def test_run_evaluation_of_an_empty_input_gives_the_metrics_of_no_data(caplog):
     assert type(metrics["loss"]) is np.float32
     assert any("Evaluation ran no batch" in r.getMessage() for r in caplog.records
                if r.levelno == std_logging.WARNING)
+
+
+def test_hooks_see_the_eval_step_as_tf_estimator():
+    # tf.estimator 2.15 (checked on the oracle by the conformance scenarios
+    # hooks/evaluate/eval_step/*): each batch also adds one to an int64 local
+    # 'eval_step' in GraphKeys.EVAL_STEP; hooks see [update_op, update_eval_step].
+    seen = []
+
+    class Hook(tf.train.SessionRunHook):
+        def before_run(self, run_context):
+            return tf.train.SessionRunArgs(run_context.original_args.fetches)
+
+        def after_run(self, run_context, run_values):
+            seen.append(run_values.results)
+
+    with tf.Graph().as_default():
+        update_op, values, scaffold, cardinality = _scaffold_and_update(3)
+        (step,) = tf.get_collection(tf.GraphKeys.EVAL_STEP)
+        assert step in tf.local_variables() and step not in tf.trainable_variables()
+        assert step.op.name == "eval_step" and step.dtype.base_dtype == tf.int64
+        metrics = eval_loop.run_evaluation(
+            update_op=update_op, values=values, scaffold=scaffold, hooks=[Hook()],
+            checkpoint_path=None, session_config=None, master="",
+            cardinality=cardinality, steps=None)
+        assert eval_loop.eval_step() is step  # found, not created again
+    assert metrics["loss"] == 1.0
+    assert seen == [[None, 1], [None, 2], [None, 3]]
+    assert all(type(value) is np.int64 for _, value in seen)
+
+
+def test_two_eval_steps_are_an_error_as_in_tensorflow():
+    with tf.Graph().as_default():
+        for _ in range(2):
+            tf.add_to_collection(tf.GraphKeys.EVAL_STEP, tf.constant(0, tf.int64))
+        with pytest.raises(ValueError, match="Multiple tensors added to "
+                                             "tf.GraphKeys.EVAL_STEP"):
+            eval_loop.eval_step()

@@ -1,4 +1,4 @@
-"""tf.estimator's private v1 head factories (`canned/head.py`) against the oracle's.
+"""tf.estimator's private v1 head factories (`_compat/canned_head.py`) against the oracle's.
 
 tests/oracle/v1_head_factories_driver.py builds each head with the factory of
 tf.estimator 2.15 (oracle interpreter) and of estimator_lite, and dumps the EVAL
@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
+from estimator_lite._compat import canned_head as head_lib
 from estimator_lite.canned import flavors
-from estimator_lite.canned import head as head_lib
 from tests.oracle import driver_path, requires_oracle, run_oracle_driver
 from tests.support import zygote
 

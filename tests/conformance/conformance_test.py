@@ -100,13 +100,7 @@ DELIBERATE = {
 
 # Scenario name -> a difference not yet fixed (not a choice): listed so the suite
 # stays green while it is, and fails when it is fixed (the entry must then go).
-KNOWN_GAPS = {
-    "types/hook_arguments/evaluate": (
-        "an evaluation hook's run_context.original_args.fetches is [update_op]; "
-        "tf.estimator's is [update_op, update_eval_step]: it keeps an 'eval_step' "
-        "local variable (GraphKeys.EVAL_STEP) counting the batches, which "
-        "estimator_lite's evaluation graph does not build"),
-}
+KNOWN_GAPS = {}
 
 _SCENARIOS = driver.load_scenarios().SCENARIOS
 

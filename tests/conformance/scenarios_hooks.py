@@ -499,6 +499,58 @@ def evaluate_not_hooks(env):
     return outcome(lambda: est.evaluate(programs.input_fn(env), steps=1, hooks=[1]))
 
 
+def _eval_step_model_fn(env):
+    """The regression model_fn; in EVAL its scaffold has a local_init_op of its own
+    (built in the model_fn, before the Estimator's locals exist)."""
+    tf = env.tf
+
+    def make_spec(mode, predictions, loss, train_op, labels):
+        scaffold = (tf.compat.v1.train.Scaffold(
+            local_init_op=tf.compat.v1.train.Scaffold.default_local_init_op())
+            if mode == env.est.ModeKeys.EVAL else None)
+        return env.est.EstimatorSpec(mode, predictions={"y": predictions}, loss=loss,
+                                     train_op=train_op, scaffold=scaffold)
+    return programs.regression_model_fn(env, make_spec)
+
+
+@scenarios("hooks/evaluate/eval_step", {
+    "steps_none": {"steps": None}, "steps_2": {"steps": 2},
+    "own_local_init_op": {"steps": None, "own_local_init_op": True}})
+def evaluate_eval_step(env, case):
+    """The eval step a hook finds (GraphKeys.EVAL_STEP) and what session.run of the
+    run's original fetches gives at each batch."""
+    tf = env.tf
+    v1 = tf.compat.v1
+    log = []
+    model_fn = (_eval_step_model_fn(env) if case.get("own_local_init_op")
+                else programs.regression_model_fn(env))
+    est = programs.estimator(env, model_fn, log_step_count_steps=None)
+    est.train(programs.input_fn(env), max_steps=2)
+
+    class EvalStepHook(v1.train.SessionRunHook):
+        def begin(self):
+            self._steps = v1.get_collection(v1.GraphKeys.EVAL_STEP)
+            local = v1.local_variables()
+            log.append(["begin", [[v.op.name, v.dtype.name, v.shape.as_list(),
+                                   v in local, v in v1.trainable_variables()]
+                                  for v in self._steps]])
+
+        def after_create_session(self, session, coord):
+            log.append(["after_create_session", session.run(self._steps)])
+
+        def before_run(self, run_context):
+            return v1.train.SessionRunArgs(run_context.original_args.fetches)
+
+        def after_run(self, run_context, run_values):
+            log.append(["after_run", run_values.results])
+
+        def end(self, session):
+            log.append(["end", session.run(self._steps)])
+    metrics = est.evaluate(programs.input_fn(env, epochs=1), steps=case["steps"],
+                           hooks=[EvalStepHook()])
+    return {"log": log, "metrics": metrics}
+
+
 # ---------------------------------------------------------------------------
 # predict() hooks.
 

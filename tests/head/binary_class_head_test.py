@@ -275,21 +275,12 @@ def test_predictions_keys_filter_and_unknown_key():
     assert head.logits_dimension == 1 and head.name is None
 
 
-def test_head_utils_chooses_the_classifier_head_as_tf_estimator():
-    from estimator_lite.head import head_utils  # noqa: PLC0415
-
-    binary = head_utils.binary_or_multi_class_head(2, "w", ["a", "b"], "sum")
-    assert type(binary).__name__ == "BinaryClassHead" and binary.logits_dimension == 1
-    multi = head_utils.binary_or_multi_class_head(4, None, None, "sum_over_batch_size")
-    assert type(multi).__name__ == "MultiClassHead" and multi.logits_dimension == 4
-
-
 @pytest.mark.parametrize("v1, expected", [(False, 0.0), (True, 1.0)])
 def test_accuracy_baseline_of_no_data_is_tf_estimators(v1, expected):
     # An evaluation that ran no batch (tf.estimator 2.15, checked on the oracle):
     # the TF2 head's total and count stay 0, so 0.0; the v1 head's
     # max(mean, 1 - mean) gives 1.0.
-    from estimator_lite.canned import head as v1_heads  # noqa: PLC0415
+    from estimator_lite._compat import canned_head as v1_heads  # noqa: PLC0415
     with tf.Graph().as_default():
         tf.compat.v1.train.create_global_step()
         head = (v1_heads._binary_logistic_head_with_sigmoid_cross_entropy_loss() if v1

@@ -15,7 +15,7 @@ import tensorflow as tf
 
 if sys.argv[1] == "lite":
     import estimator_lite as tf_estimator
-    from estimator_lite import training as training_lib
+    from estimator_lite import _evaluation as training_lib  # tf.estimator's training
 else:
     from tensorflow import estimator as tf_estimator
     from tensorflow_estimator.python.estimator import training as training_lib

@@ -2,7 +2,7 @@
 
 Written once for both libraries: run by the oracle interpreter it uses
 `tensorflow_estimator.python.estimator.canned.head`; run with `lite` it uses
-`estimator_lite.canned.head`. Per case: the EVAL spec's loss and metrics, the
+`estimator_lite._compat.canned_head`. Per case: the EVAL spec's loss and metrics, the
 TRAIN spec's loss (with a `train_op_fn`), the prediction keys, and the error class
 of bad arguments. Prints one JSON line.
 
@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 if len(sys.argv) > 1 and sys.argv[1] == "lite":
-    from estimator_lite.canned import head as head_lib
+    from estimator_lite._compat import canned_head as head_lib
     from estimator_lite.model_fn import ModeKeys
 else:
     from tensorflow_estimator.python.estimator.canned import head as head_lib

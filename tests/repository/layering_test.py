@@ -190,6 +190,38 @@ def test_the_collective_checker_sees_each_way_of_asking(tmp_path):
         "5: 'collective'"]
 
 
+# The compatibility room serves tf.estimator's module paths (docs/compatibility.md):
+# the working modules never import it, so they read as if those paths did not exist.
+# Only the opt-in entry points that install the paths do.
+COMPAT_IMPORTERS = ("install.py", "run.py")
+ROOM = "estimator_lite._compat"
+
+
+def _working_modules():
+    """Every module of the package except the room's own and its importers."""
+    paths = []
+    for dirpath, _, files in os.walk(PACKAGE):
+        for f in files:
+            relpath = os.path.relpath(os.path.join(dirpath, f), PACKAGE)
+            if (f.endswith(".py") and relpath not in COMPAT_IMPORTERS
+                    and not relpath.startswith("_compat" + os.sep)):
+                paths.append(os.path.join(dirpath, f))
+    return sorted(paths)
+
+
+@pytest.mark.parametrize("path", _working_modules(),
+                         ids=lambda p: os.path.relpath(p, PACKAGE))
+def test_working_modules_never_import_the_compatibility_room(path):
+    assert sorted(n for n in _package_imports(path)
+                  if n == ROOM or n.startswith(ROOM + ".")) == []
+
+
+def test_the_working_modules_are_found():
+    names = {os.path.relpath(p, PACKAGE) for p in _working_modules()}
+    assert {"estimator.py", "training.py", "head/base_head.py", "__init__.py"} <= names
+    assert not any(n.startswith("_compat") for n in names) and "install.py" not in names
+
+
 def test_checker_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("from estimator_lite import training\n"

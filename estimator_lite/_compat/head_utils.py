@@ -1,9 +1,9 @@
 """tf.estimator's `head/head_utils` module: the classifier head chooser and the
 small assertions its head tests share.
 
-Programs and test suites written for tf.estimator import these by the private path
-``tensorflow_estimator.python.estimator.head.head_utils`` (served from here by
-`estimator_lite.install_as_tf_estimator()`).
+tf.estimator's head tests (and programs written for tf.estimator) import these by
+the private path ``tensorflow_estimator.python.estimator.head.head_utils``; no
+working module needs them, so they live here, never in `head/`.
 """
 
 from estimator_lite._tf import tf

@@ -13,7 +13,7 @@ import importlib.util
 import sys
 import types
 
-from estimator_lite import _alias_table
+from estimator_lite._compat import alias_table as _alias_table
 
 __all__ = ["IMPORT_HOOK_CODE", "NotProvidedError", "OWN_ROOTS", "REGISTRY",
            "TensorFlowWatcher", "WATCHED", "import_target", "is_alias_module",
@@ -237,7 +237,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if fullname.startswith(tuple(root + "." for root in OWN_ROOTS)):
             raise ModuleNotFoundError(
                 f"estimator_lite does not provide module {fullname}: no estimator_lite "
-                "module owns its concept (see estimator_lite/_alias_table.py)",
+                "module owns its concept (see estimator_lite/_compat/alias_table.py)",
                 name=fullname)
         return None
 

@@ -1,8 +1,8 @@
-"""tf.estimator's private estimator-module helpers, for code that imports them by path.
+"""tf.estimator's `estimator` module's private helpers that no working module needs.
 
-Libraries and test suites call these as
-``tensorflow_estimator.python.estimator.estimator._<name>``; they behave as
-tf.estimator's. `estimator` keeps their names.
+tf.estimator's tests call these as
+``tensorflow_estimator.python.estimator.estimator._<name>`` (served after
+`estimator_lite.estimator`'s own names); they behave as tf.estimator's.
 """
 
 from estimator_lite._engine import eval_loop, event_files

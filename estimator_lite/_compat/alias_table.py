@@ -22,6 +22,13 @@ Two kinds of path:
   no equivalent imports as a placeholder that fails when used (called, subclassed
   and instantiated, or read) with an error naming it and its module.
 
+A private path's targets are the working modules owning its concept; the private
+names tf.estimator's tests and libraries reach there that no working module needs
+(test assertions, renamed helpers, TF 1.x's head factories) come from this room's
+modules, as targets (`canned_head`, `head_utils`: tf.estimator modules of only
+such names) or as `attributes`. docs/compatibility.md lists every private name
+served, where from and why.
+
 Flavours, as in TF 2.15: `tf.estimator` and `tf.compat.v2.estimator` are the v2 API
 (`estimator_lite`); `tf.compat.v1.estimator` and `tensorflow_estimator.estimator`
 (the package's top level is its v1 namespace) are the v1 API
@@ -43,6 +50,8 @@ V1_API = "estimator_lite.compat.v1"
 TPU = "estimator_lite.tpu"
 MODEL_TO_ESTIMATOR = "estimator_lite:model_to_estimator"
 GC = "estimator_lite.export.garbage_collection"
+# This room: the modules of names no working module needs.
+COMPAT = "estimator_lite._compat"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,9 +127,9 @@ _PRIVATE = {
     "canned.dnn": ("estimator_lite.canned.dnn",),
     "canned.linear": ("estimator_lite.canned.linear", "estimator_lite.canned.linear_sdca"),
     "canned.dnn_linear_combined": ("estimator_lite.canned.dnn_linear_combined",),
-    # canned/head.py is tf.estimator's v1 head module: its private factories
-    # (`_regression_head`, ...) are served; `_Head` has no equivalent.
-    "canned.head": ("estimator_lite.canned.head", V1_API),
+    # tf.estimator's v1 head module: its private factories (`_regression_head`,
+    # ...) are served; `_Head` has no equivalent.
+    "canned.head": (COMPAT + ".canned_head", V1_API),
     "canned.optimizers": ("estimator_lite.canned.optimizers",),
     "canned.metric_keys": ("estimator_lite.head.keys",),
     "canned.prediction_keys": ("estimator_lite.head.keys",),
@@ -138,7 +147,7 @@ _PRIVATE = {
     "head.multi_label_head": ("estimator_lite.head.multi_label_head",),
     "head.regression_head": ("estimator_lite.head.regression_head",),
     "head.multi_head": ("estimator_lite.head.multi_head",),
-    "head.head_utils": ("estimator_lite.head.head_utils", "estimator_lite.head.head_inputs",
+    "head.head_utils": (COMPAT + ".head_utils", "estimator_lite.head.head_inputs",
                         "estimator_lite.head"),
     "head.sequential_head": ("estimator_lite.head.sequential_head",),
     "hooks": ("estimator_lite.hooks",),
@@ -192,11 +201,29 @@ def _flavored(names):
     return attributes
 
 
+def _compat_names(module, names):
+    """{name: its spec} for private names defined in this room's `module`."""
+    return {name: f"{COMPAT}.{module}:{name}" for name in names}
+
+
 _PRIVATE_ATTRIBUTES = {
     # tf.estimator's v2 Estimator class, which libraries subclass by this name; the
     # module's `Estimator` is the v1 class (with export_savedmodel).
     "estimator": {"EstimatorV2": "estimator_lite.estimator:Estimator",
-                  "Estimator": f"{V1_API}:Estimator"},
+                  "Estimator": f"{V1_API}:Estimator",
+                  **_compat_names("estimator_module", (
+                      "_load_global_step_from_checkpoint_dir",
+                      "_write_dict_to_summary"))},
+    # The evaluator's names tf.estimator kept in its training module, and the one
+    # private hook the executor does not use.
+    "training": {"_EvalResult": "estimator_lite._evaluation:_EvalResult",
+                 "_WARNING_INTERVAL_SECS":
+                 "estimator_lite._evaluation:_WARNING_INTERVAL_SECS",
+                 **_compat_names("training_module", ("_StopAtSecsHook",))},
+    "early_stopping": {"_get_or_create_stop_var":
+                       "estimator_lite.early_stopping:_stop_variable"},
+    # tf.estimator's base_head module holds the loss call of every head.
+    "head.base_head": {"call_loss_fn": "estimator_lite.head.head_inputs:call_loss_fn"},
     "estimator_lib": {"EstimatorV2": "estimator_lite.estimator:Estimator"},
     "model_fn": {"call_logit_fn": "estimator_lite.experimental:call_logit_fn"},
     **{path: _flavored(names) for path, names in _CANNED_CLASSES.items()},

@@ -1,4 +1,4 @@
-"""tf.estimator's v1 head module (`canned/head.py`): its private head factories.
+"""tf.estimator's v1 head module (its `canned/head.py`): its private head factories.
 
 TF 1.x's heads were built by private factories that libraries and their tests
 still call by this path (adanet's tests build
