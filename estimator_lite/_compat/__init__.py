@@ -20,6 +20,6 @@ docs/compatibility.md is the one table of every private name served, where from 
 why (who reaches it), and of the seams that stay in working modules (module
 attributes and call-time lookups that tests and users patch);
 tests/_compat/compatibility_table_test.py checks it against what the paths serve.
-Working modules never import from here (tests/repository/layering_test.py); only `install` and
-`run` do.
+Working modules never import from here (tests/repository/layering_test.py); only
+`install` and `run` do.
 """

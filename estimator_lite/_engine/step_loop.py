@@ -60,6 +60,8 @@ LENGTH_NAME = "steps_in_loop"
 # The placeholder of the global step the loop stops at (default: none).
 STOP_AT_NAME = "loop_stop_at_step"
 NO_STOP = 2 ** 63 - 1
+# numpy.finfo(numpy.float32).max: a float64 loss is clamped to it in a loop's float32.
+_FLOAT32_MAX = 3.4028234663852886e38
 # oneDNN fuses a product and the bias added to it into one kernel in the session's
 # graph, not inside a loop's body: the sums round differently in the last bit.
 _PRODUCT_OPS = ("MatMul", "BatchMatMul", "Conv")
@@ -244,8 +246,8 @@ def _loop_loss(loss):
     """
     scalar = loss if loss.shape.rank == 0 else tf.reshape(loss, [])
     if scalar.dtype == tf.float64:
-        largest = float(tf.float32.max)
-        in_range = tf.cast(tf.clip_by_value(scalar, -largest, largest), tf.float32)
+        in_range = tf.cast(tf.clip_by_value(scalar, -_FLOAT32_MAX, _FLOAT32_MAX),
+                           tf.float32)
         return tf.where(tf.is_finite(scalar), in_range, tf.cast(scalar, tf.float32))
     # float16, bfloat16 and integers convert with their finiteness; an identity still
     # where nothing converts, so that it waits for the train op (control dependency).
