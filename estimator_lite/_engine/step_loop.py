@@ -183,7 +183,8 @@ def build_train_loop(dataset, train_model_fn, global_step, steps_per_loop):
             step_loss = _loop_loss(spec.loss)
             # Without summaries the loop variable passes through (no op per step).
             merged = tf.summary.merge(new, collections=[]) if new else summary
-        return step_loss, merged
+        # A list, as the loop variables are: TF 1.15 compares their sequence types.
+        return [step_loss, merged]
 
     def cond(loss, summary):
         del summary
