@@ -3,23 +3,12 @@
 API and behaviour follow TF Estimator's Estimator (2.15). Every call builds its own
 `tf.Graph` and leaves no global TensorFlow state behind.
 
-Who owns what. This module builds the graphs (input_fn and model_fn calls, devices,
-warm start, Keras name isolation) and hands them to the code that runs them:
-| train loop                 | `_engine/train_session.py`, `_engine/periodic_actions.py` |
-| what runs around the train | `_engine/train_setup.py` (hook order, checkpoints, |
-| graph, from the RunConfig  | summaries, session options: the TrainSession)     |
-| plain or per replica       | `_engine/runner.py` (chosen once per call), over          |
-|                            | `_engine/distribute.py` (replicas, input, reductions)     |
-| eval loop / predict loop   | `_engine/eval_loop.py` / `_engine/predict_loop.py`        |
-| SavedModel writing         | `export/saved_model.py` (signatures, atomic dirs, Builder) |
-| input_fn results           | `_engine/input_fn.py`                                     |
-| names in model_dir         | `_engine/model_dir.py`                                    |
-| RunConfig / model_dir      | `run_config.maybe_overwrite_model_dir_and_session_config` |
-| resolution                 | (served here under tf.estimator's name)                   |
-Other modules (extenders, hooks) use an Estimator only through its public API
-and the package interface at the end of this module, never its privates. The
-private names tf.estimator's tests reach at this module's path, and where each comes
-from, are in docs/compatibility.md's table.
+This module builds the graphs (input_fn and model_fn calls, devices, warm start,
+Keras name isolation) and hands them to the engine that runs them (which module
+owns what: docs/architecture.md, "Where a change goes"). Other modules use an
+Estimator only through its public API and the package interface at the end of
+this module. The private names tf.estimator's tests reach at this module's path
+are in docs/compatibility.md's table.
 """
 
 from __future__ import annotations
@@ -32,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 from estimator_lite import model_fn as model_fn_lib
 from estimator_lite._engine import (
     eval_loop,
+    hook_protocol,
     mixed_precision,
     predict_loop,
-    roles,
     state_updates,
     step_loop,
+    topology,
     train_setup,
     validation,
     warm_start,
@@ -169,14 +159,9 @@ class Estimator:
         Returns:
           (iterator, [a SessionRunHook initializing it in each new session]).
         """
-        if distribution is not None:
-            iterator = distribution.make_input_fn_iterator(
-                lambda input_context: self._input_fn_result(input_fn, mode,
-                                                            input_context))
-        else:
-            iterator = tf.data.make_initializable_iterator(
-                self._input_fn_result(input_fn, mode))
-        return iterator, [input_fn_lib.DatasetInitializerHook(iterator)]
+        return input_fn_lib.iterator_with_hook(
+            lambda context=None: self._input_fn_result(input_fn, mode, context),
+            distribution)
 
     def _call_model_fn(self, features, labels, mode, config=None):
         declared = declared_args(self._model_fn)
@@ -192,17 +177,6 @@ class Estimator:
                 "should return an EstimatorSpec)")
         return spec
 
-    def _device_fn(self):
-        config = self._config
-        if config.device_fn is not None:
-            return config.device_fn
-        if config.num_ps_replicas > 0:
-            return tf.train.replica_device_setter(
-                ps_tasks=config.num_ps_replicas,
-                worker_device=f"/job:{config.task_type}/task:{config.task_id}",
-                merge_devices=True, cluster=config.cluster_spec)
-        return None
-
     def _new_graph(self):
         graph = tf.Graph()
         with graph.as_default():
@@ -211,18 +185,8 @@ class Estimator:
         return graph
 
     def _create_global_step(self, graph):
-        """Creates the global step variable in `graph` (tf.estimator's method).
-
-        Args:
-          graph: the graph to create it in.
-
-        Returns:
-          The global step variable: an integer named 'global_step', in the
-          `GLOBAL_STEP` collection.
-
-        Raises:
-          ValueError: `graph` already has a global step.
-        """
+        """Creates `graph`'s global step (tf.estimator's method): an integer variable
+        'global_step' in the GLOBAL_STEP collection; ValueError if it has one."""
         return tf.train.create_global_step(graph)
 
     def _create_and_assert_global_step(self, graph):
@@ -296,6 +260,14 @@ class Estimator:
                              "checkpoint_path")
         return path
 
+    def _checkpoint_or_warn(self, checkpoint_path, doing):
+        """`checkpoint_path`, else the latest; None (warned about) when there is none."""
+        checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        if checkpoint_path is None:
+            logging.warning("No checkpoint in %s; %s freshly initialised variables.",
+                            self._model_dir, doing)
+        return checkpoint_path
+
     def eval_dir(self, name: str | None = None) -> str:
         """Directory of evaluation summaries: model_dir/eval or model_dir/eval_<name>."""
         return model_dir_lib.eval_dir(self._model_dir, name)
@@ -325,13 +297,8 @@ class Estimator:
             or a ps (as tf.estimator).
         """
         config = self._config
-        if config.task_type in (roles.EVALUATOR, roles.PS):
-            raise ValueError(f"train() cannot run as task type {config.task_type!r} (an "
-                             "evaluator or ps does not train); use "
-                             "train_and_evaluate, which runs each role's job")
-        hooks, listeners = train_setup.check_args(
-            steps, max_steps, hooks, saving_listeners, checkpoints_off=config.is_chief
-            and not (config.save_checkpoints_steps or config.save_checkpoints_secs))
+        hooks, listeners = train_setup.check_args(config, steps, max_steps, hooks,
+                                                  saving_listeners)
         if max_steps is not None and self._current_step() >= max_steps:
             logging.info("Skipping training: max_steps=%d already reached.", max_steps)
             return self
@@ -357,40 +324,24 @@ class Estimator:
         while True:
             graph = self._new_graph()
             try:
-                with graph.as_default(), runner.placement(self._device_fn()):
+                with graph.as_default(), runner.placement(
+                        topology.device_fn(self._config)):
                     return graph, self._build_train_session(
                         runner, input_fn, hooks, listeners, max_steps, steps_per_loop)
             except step_loop.LoopUnsupportedError as e:
                 step_loop.warn_fallback(steps_per_loop, e.reason)
                 steps_per_loop = 1
 
-    def _reached_while_building(self, max_steps):
-        """Whether a non-chief task's max_steps was reached while it built its graph.
-
-        A worker that starts late (a loaded machine, a slow input pipeline) can
-        finish building after the chief's final checkpoint. It then skips creating
-        a session that would run no step: TF 1.15's Session.close() on such a
-        session was seen to hang forever on a loaded machine. tf.estimator's worker
-        would create the session and stop at once; either way no step runs.
-        """
-        if max_steps is None or self._config.is_chief:
-            return False
-        if self._current_step() < max_steps:
-            return False
-        logging.info("Skipping training: max_steps=%d reached (by the chief) while "
-                     "this task built its graph.", max_steps)
-        return True
-
     def _build_train_session(self, runner, input_fn, hooks, listeners, max_steps,
                              steps_per_loop):
         """The TrainSession over a new training graph, or None when a non-chief
-        task's max_steps was reached meanwhile (see `_reached_while_building`)."""
+        task's max_steps was reached meanwhile (`train_setup.reached_while_building`)."""
         config = self._config
         global_step = self._global_step_for_loop()
         built = runner.build_train(
             lambda ctx: self._input_fn_result(input_fn, ModeKeys.TRAIN, ctx),
             self._call_train_model_fn, global_step, steps_per_loop)
-        if self._reached_while_building(max_steps):
+        if train_setup.reached_while_building(config, self._current_step(), max_steps):
             return None
         if self._warm_start is not None and config.is_chief:
             warm_start.apply(self._warm_start, self.latest_checkpoint())
@@ -443,17 +394,9 @@ class Estimator:
           ValueError: steps <= 0.
           TypeError: name is not a str.
         """
-        if isinstance(steps, int) and not isinstance(steps, bool) and steps <= 0:
-            raise ValueError(f"Must specify steps > 0: steps must be >= 1, got {steps!r}")
-        validation.check_int("steps", steps, 1, allow_none=True)
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a str or None, got {name!r} of type "
-                            f"{type(name).__name__}")
-        hooks = _check_hooks(hooks)
-        checkpoint_path = checkpoint_path or self.latest_checkpoint()
-        if checkpoint_path is None:
-            logging.warning("No checkpoint in %s; evaluating freshly initialised "
-                            "variables.", self._model_dir)
+        eval_loop.check_evaluate_args(steps, name)
+        hooks = hook_protocol.check_hooks("hooks", hooks)
+        checkpoint_path = self._checkpoint_or_warn(checkpoint_path, "evaluating")
         return self._evaluate(input_fn, steps, hooks, checkpoint_path, name, None)
 
     def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name, variable_values):
@@ -479,13 +422,10 @@ class Estimator:
             lambda ctx: self._input_fn_result(input_fn, ModeKeys.EVAL, ctx),
             lambda f, lbl: self._call_model_fn(f, lbl, ModeKeys.EVAL),
             self._global_step_for_loop())
-        scaffold = input_fn_lib.scaffold_with_input(
-            eval_loop.scaffold_initialising_late_locals(built.scaffold),
-            built.initializer)
-        if variable_values is not None:
-            scaffold = eval_loop.scaffold_loading(scaffold, variable_values)
         return eval_loop.run_evaluation(
-            update_op=built.update_op, values=built.values, scaffold=scaffold,
+            update_op=built.update_op, values=built.values,
+            scaffold=eval_loop.evaluation_scaffold(built.scaffold, built.initializer,
+                                                   variable_values),
             hooks=list(hooks) + list(built.hooks), checkpoint_path=checkpoint_path,
             session_config=runner.session_config(self._local_session_config()),
             master=self._config.evaluation_master, cardinality=built.cardinality,
@@ -514,27 +454,17 @@ class Estimator:
         Raises:
           ValueError: unknown predict_keys, or batch sizes differ.
         """
-        hooks = _check_hooks(hooks)
-        checkpoint_path = checkpoint_path or self.latest_checkpoint()
-        if checkpoint_path is None:
-            logging.warning("No checkpoint in %s; predicting with freshly initialised "
-                            "variables.", self._model_dir)
+        hooks = hook_protocol.check_hooks("hooks", hooks)
+        checkpoint_path = self._checkpoint_or_warn(checkpoint_path, "predicting with")
         graph = self._new_graph()
         with graph.as_default():
             self._create_and_assert_global_step(graph)
             inputs = self._call_input_fn(input_fn, ModeKeys.PREDICT)
-            if not input_fn_lib.ends(inputs.features):
-                logging.warning("Input graph does not use tf.data.Dataset or contain a "
-                                "QueueRunner: predict() yields forever (the input "
-                                "never runs out), which is probably a mistake.")
+            predict_loop.warn_if_endless(inputs.features)
             spec = self._call_model_fn(inputs.features, None, ModeKeys.PREDICT)
-            predictions = predict_loop.select_predictions(spec.predictions,
-                                                          predict_keys)
-            scaffold = input_fn_lib.scaffold_with_input(spec.scaffold, inputs.initializer)
             yield from predict_loop.run_predictions(
-                predictions=predictions, scaffold=scaffold,
-                hooks=list(hooks) + list(spec.prediction_hooks),
-                checkpoint_path=checkpoint_path,
+                spec, predict_keys=predict_keys, input_initializer=inputs.initializer,
+                hooks=hooks, checkpoint_path=checkpoint_path,
                 session_config=self._local_session_config(),
                 master=self._config.evaluation_master,
                 yield_single_examples=yield_single_examples)
@@ -635,15 +565,6 @@ def call_model_fn(estimator, features, labels, mode):
 def warm_start_settings(estimator):
     """The WarmStartSettings `estimator` was built with, or None."""
     return estimator._warm_start
-
-
-def _check_hooks(hooks):
-    """The hooks as a tuple; TypeError (worded as tf.estimator's too) otherwise."""
-    try:
-        return validation.check_instances("hooks", hooks, tf.train.SessionRunHook,
-                                          "SessionRunHook")
-    except TypeError as e:
-        raise TypeError(f"{e}; each hook must be a SessionRunHook") from None
 
 
 def evaluate_values(estimator, input_fn, steps, hooks, name, variable_values):

@@ -9,13 +9,29 @@ as TensorFlow returns them (numpy scalars and arrays, bytes), in tf.estimator's
 order.
 """
 
-from estimator_lite._engine import event_files
+from estimator_lite._engine import event_files, validation
+from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._engine.hook_protocol import RestoredSession, run_with_hooks
 from estimator_lite._tf import logging, tf
 
-__all__ = ["metric_fetches", "run_evaluation", "scaffold_loading", "EvalSummaries",
-           "eval_step", "log_metrics", "metrics_text",
+__all__ = ["check_evaluate_args", "evaluation_scaffold", "metric_fetches", "run_evaluation",
+           "scaffold_loading", "EvalSummaries", "eval_step", "log_metrics", "metrics_text",
            "scaffold_initialising_late_locals"]
+
+
+def check_evaluate_args(steps, name):
+    """Checks evaluate()'s `steps` (None or >= 1) and `name` (None or a str).
+
+    Raises:
+      ValueError: steps <= 0 (also worded as tf.estimator's).
+      TypeError: steps is not an int, or name not a str.
+    """
+    if isinstance(steps, int) and not isinstance(steps, bool) and steps <= 0:
+        raise ValueError(f"Must specify steps > 0: steps must be >= 1, got {steps!r}")
+    validation.check_int("steps", steps, 1, allow_none=True)
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str or None, got {name!r} of type "
+                        f"{type(name).__name__}")
 
 
 def metric_fetches(eval_metric_ops, loss, global_step):
@@ -107,6 +123,26 @@ def scaffold_initialising_late_locals(scaffold):
         local_init_op=tf.group(scaffold.local_init_op,
                                tf.train.Scaffold.default_local_init_op()),
         copy_from_scaffold=scaffold)
+
+
+def evaluation_scaffold(scaffold, input_initializer, variable_values=None):
+    """The Scaffold an evaluation runs with.
+
+    Args:
+      scaffold: the model_fn's EVAL Scaffold.
+      input_initializer: the input iterator's initializer, or None.
+      variable_values: {variable name: value} to evaluate instead of a checkpoint
+        (the in-memory evaluator hook), or None.
+
+    Returns:
+      `scaffold` initialising late local variables and the input, and loading
+      `variable_values` when given.
+    """
+    scaffold = input_fn_lib.scaffold_with_input(
+        scaffold_initialising_late_locals(scaffold), input_initializer)
+    if variable_values is not None:
+        scaffold = scaffold_loading(scaffold, variable_values)
+    return scaffold
 
 
 def scaffold_loading(scaffold, variable_values):

@@ -6,12 +6,30 @@ instead of a full `session.run`. `RestoredSession` is the hooked session of
 evaluation and prediction (begin, restore, after_create_session, end).
 """
 
-from estimator_lite._engine import executor_choice
+from estimator_lite._engine import executor_choice, validation
 from estimator_lite._engine.queue_runners import QueueRunners
 from estimator_lite._tf import tf
 
-__all__ = ["merge_run_args", "run_with_hooks", "RestoredSession",
+__all__ = ["check_hooks", "merge_run_args", "run_with_hooks", "RestoredSession",
            "without_readiness_reports"]
+
+
+def check_hooks(name, hooks):
+    """Checks an iterable of SessionRunHooks; returns them as a tuple.
+
+    Args:
+      name: the argument's name, for the message.
+      hooks: None, or an iterable of SessionRunHooks.
+
+    Raises:
+      TypeError: `hooks` is not iterable or holds something else (worded as
+        tf.estimator's too).
+    """
+    try:
+        return validation.check_instances(name, hooks, tf.train.SessionRunHook,
+                                          "SessionRunHook")
+    except TypeError as e:
+        raise TypeError(f"{e}; each hook must be a SessionRunHook") from None
 
 
 def merge_run_args(requests):

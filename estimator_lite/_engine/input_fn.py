@@ -12,7 +12,7 @@ import weakref
 
 from estimator_lite._tf import DATASET_TYPES, tf
 
-__all__ = ["DatasetInitializerHook", "Input", "ends", "is_input_op",
+__all__ = ["DatasetInitializerHook", "Input", "ends", "is_input_op", "iterator_with_hook",
            "parse_input_fn_result", "parse_iterator_result", "split_input",
            "scaffold_with_input", "static_batch_size"]
 
@@ -98,6 +98,25 @@ class DatasetInitializerHook(tf.train.SessionRunHook):
         """Runs the initializer, so the dataset starts from its first element."""
         del coord
         session.run(self._initializer)
+
+
+def iterator_with_hook(make_dataset, distribution=None):
+    """An iterator over a dataset and the hook initializing it in each new session
+    (what tf.estimator's `_get_iterator_from_input_fn` gives subclasses).
+
+    Args:
+      make_dataset: called with a tf.distribute.InputContext under `distribution`,
+        with no argument otherwise; returns the dataset.
+      distribution: a tf.distribute strategy, or None.
+
+    Returns:
+      (iterator, [a DatasetInitializerHook of it]).
+    """
+    if distribution is not None:
+        iterator = distribution.make_input_fn_iterator(make_dataset)
+    else:
+        iterator = tf.data.make_initializable_iterator(make_dataset())
+    return iterator, [DatasetInitializerHook(iterator)]
 
 
 def parse_iterator_result(result):

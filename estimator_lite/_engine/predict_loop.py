@@ -7,11 +7,20 @@ hooks until the input ends or a hook stops, and splits batches into examples.
 
 import numpy as np
 
+from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._engine.hook_protocol import RestoredSession, run_with_hooks
 from estimator_lite._pycompat import zip_strict
-from estimator_lite._tf import tf
+from estimator_lite._tf import logging, tf
 
-__all__ = ["select_predictions", "run_predictions"]
+__all__ = ["select_predictions", "run_predictions", "warn_if_endless"]
+
+
+def warn_if_endless(features):
+    """Warns when the input cannot run out: predict() would then yield forever."""
+    if not input_fn_lib.ends(features):
+        logging.warning("Input graph does not use tf.data.Dataset or contain a "
+                        "QueueRunner: predict() yields forever (the input never runs "
+                        "out), which is probably a mistake.")
 
 
 def select_predictions(predictions, predict_keys):
@@ -40,14 +49,16 @@ def select_predictions(predictions, predict_keys):
     return selected
 
 
-def run_predictions(*, predictions, scaffold, hooks, checkpoint_path, session_config,
-                    master, yield_single_examples):
-    """Yields predictions from the current (complete) graph until the input ends.
+def run_predictions(spec, *, predict_keys, input_initializer, hooks, checkpoint_path,
+                    session_config, master, yield_single_examples):
+    """Yields a PREDICT spec's predictions from the current (complete) graph until the
+    input ends.
 
     Args:
-      predictions: a tensor or dict of tensors to fetch per batch.
-      scaffold: the predict Scaffold (saver, init ops, input initializer).
-      hooks: SessionRunHooks (the caller's and the model_fn's prediction hooks).
+      spec: the model_fn's PREDICT EstimatorSpec (predictions, scaffold, hooks).
+      predict_keys: the prediction names to fetch (`select_predictions`), or None.
+      input_initializer: the input iterator's initializer, or None.
+      hooks: the caller's SessionRunHooks (the spec's prediction hooks follow).
       checkpoint_path: checkpoint to restore, or None to initialise.
       session_config: tf.ConfigProto of the session.
       master: session target.
@@ -59,6 +70,9 @@ def run_predictions(*, predictions, scaffold, hooks, checkpoint_path, session_co
     Raises:
       ValueError: single examples asked for but the batch sizes differ.
     """
+    predictions = select_predictions(spec.predictions, predict_keys)
+    scaffold = input_fn_lib.scaffold_with_input(spec.scaffold, input_initializer)
+    hooks = list(hooks) + list(spec.prediction_hooks)
     with RestoredSession(scaffold, checkpoint_path, session_config, master,
                          hooks) as session:
         run_batch = session.make_callable(predictions)

@@ -27,9 +27,11 @@ import json
 import os
 
 from estimator_lite._engine import collective_watchdog, distribute, roles
+from estimator_lite._tf import tf
 
 __all__ = ["LOCAL", "PS", "COLLECTIVE", "PLATFORM", "STRATEGY", "THIS_TASK",
-           "STAGGERED_START", "WITH_CHIEF", "Topology", "for_config", "has_cluster",
+           "STAGGERED_START", "WITH_CHIEF", "Topology", "device_fn", "for_config",
+           "has_cluster",
            "runs_collectives", "train_strategy"]
 
 # Job kinds.
@@ -93,6 +95,23 @@ def train_strategy(config):
     """
     strategy = getattr(config, "train_distribute", None)
     return strategy if hasattr(type(strategy), "extended") else None
+
+
+def device_fn(config):
+    """Where a training graph's ops go: the RunConfig's `device_fn`, else (with ps
+    tasks) a replica device setter placing the variables on the ps tasks, else None.
+
+    Args:
+      config: the Estimator's RunConfig.
+    """
+    if config.device_fn is not None:
+        return config.device_fn
+    if config.num_ps_replicas > 0:
+        return tf.train.replica_device_setter(
+            ps_tasks=config.num_ps_replicas,
+            worker_device=f"/job:{config.task_type}/task:{config.task_id}",
+            merge_devices=True, cluster=config.cluster_spec)
+    return None
 
 
 def has_cluster(config):

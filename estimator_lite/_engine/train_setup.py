@@ -11,15 +11,16 @@ parts a TrainSession is handed: the step (`train_step`), what a failed step does
 from estimator_lite._engine import (
     collective_watchdog,
     failure_handling,
+    roles,
     session_creation,
     topology,
     train_step,
 )
 from estimator_lite._engine import periodic_actions as periodic
 from estimator_lite._engine.train_session import TrainSession, check_train_args
-from estimator_lite._tf import add_saver_listeners, tf
+from estimator_lite._tf import add_saver_listeners, logging, tf
 
-__all__ = ["check_args", "train_session"]
+__all__ = ["check_args", "reached_while_building", "train_session"]
 
 # tf.estimator's wording of train()'s argument rules, added to ours (code that
 # matches those messages keeps working).
@@ -34,15 +35,56 @@ _TRAIN_ARGS_WORDING = (
 )
 
 
-def check_args(*args, **kwargs):
-    """train_session.check_train_args, its errors also worded as tf.estimator's."""
+def check_args(config, steps, max_steps, hooks, saving_listeners):
+    """Checks a train() call's arguments and the task it runs as.
+
+    Args:
+      config: the Estimator's RunConfig (its task, its checkpoint schedule).
+      steps, max_steps, hooks, saving_listeners: train()'s arguments.
+
+    Returns:
+      (hooks, listeners) as tuples (train_session.check_train_args).
+
+    Raises:
+      ValueError: the task is an evaluator or a ps (as tf.estimator), or an
+        argument breaks a rule (worded as ours and tf.estimator's).
+      TypeError: a hook or listener of the wrong type.
+    """
+    if config.task_type in (roles.EVALUATOR, roles.PS):
+        raise ValueError(f"train() cannot run as task type {config.task_type!r} (an "
+                         "evaluator or ps does not train); use "
+                         "train_and_evaluate, which runs each role's job")
+    checkpoints_off = config.is_chief and not (config.save_checkpoints_steps
+                                               or config.save_checkpoints_secs)
     try:
-        return check_train_args(*args, **kwargs)
+        return check_train_args(steps, max_steps, hooks, saving_listeners,
+                                checkpoints_off=checkpoints_off)
     except (TypeError, ValueError) as e:
         for start, wording in _TRAIN_ARGS_WORDING:
             if str(e).startswith(start):
                 raise type(e)(f"{e} ({wording})") from None
         raise
+
+
+def reached_while_building(config, current_step, max_steps):
+    """Whether a non-chief task's max_steps was reached while it built its graph.
+
+    A worker that starts late (a loaded machine, a slow input pipeline) can
+    finish building after the chief's final checkpoint. It then skips creating
+    a session that would run no step: TF 1.15's Session.close() on such a
+    session was seen to hang forever on a loaded machine. tf.estimator's worker
+    would create the session and stop at once; either way no step runs.
+
+    Args:
+      config: the Estimator's RunConfig.
+      current_step: the latest checkpoint's step (0 without one).
+      max_steps: train()'s max_steps, or None.
+    """
+    if max_steps is None or config.is_chief or current_step < max_steps:
+        return False
+    logging.info("Skipping training: max_steps=%d reached (by the chief) while "
+                 "this task built its graph.", max_steps)
+    return True
 
 
 def train_session(config, model_dir, estimator_name, runner, *, global_step, spec,
