@@ -20,7 +20,7 @@ called (`build_train`, `build_eval`) and which session options the graph needs
 
 import collections
 
-from estimator_lite._engine import distribute, eval_loop, step_loop, topology
+from estimator_lite._engine import distribute, eval_loop, step_loop
 from estimator_lite._engine import input_fn as input_fn_lib
 from estimator_lite._tf import tf
 
@@ -168,18 +168,6 @@ class PlainRunner:
                                                      global_step)
         return EvalGraph(update_op, values, spec.scaffold, list(spec.evaluation_hooks),
                          inputs.initializer, inputs.cardinality)
-
-    @property
-    def is_collective(self):
-        """True under MultiWorkerMirroredStrategy (collective ops across workers), as
-        `topology` answers it (training reads its `Topology` record instead)."""
-        return topology.runs_collectives(self._strategy)
-
-    @property
-    def workers_hold_variables(self):
-        """True when every worker keeps (so initialises or restores) its own copy
-        of the variables, not only the chief: collective jobs (see `topology`)."""
-        return topology.runs_collectives(self._strategy)
 
     def session_config(self, config):
         """The session config the graph needs (see `distribute.session_config`)."""

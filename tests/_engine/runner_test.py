@@ -36,7 +36,6 @@ def _model_fn(mode):
 def test_without_a_strategy_the_runner_is_plain_and_places_nothing():
     plain = runner.for_strategy(None)
     assert type(plain) is runner.PlainRunner
-    assert not plain.is_collective and not plain.workers_hold_variables
     with tf.Graph().as_default():
         with plain.placement():
             constant = tf.constant(1.0)
@@ -65,7 +64,6 @@ def test_a_strategy_over_several_replicas_gets_the_replica_runner():
         strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     mirrored = runner.for_strategy(strategy)
     assert type(mirrored) is runner.ReplicaRunner
-    assert not mirrored.is_collective
     # Its session config covers both CPUs (a graph session has one by default).
     assert mirrored.session_config(tf1.ConfigProto()).device_count["CPU"] == 2
 

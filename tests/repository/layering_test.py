@@ -132,8 +132,8 @@ TOPOLOGY = "_engine/topology.py"
 STRATEGY_TEST = {"is_collective", "_MULTI_WORKER"}
 # topology's answer for a bare strategy, where no RunConfig exists yet
 # (`run_config`: a cluster of workers only is valid TF_CONFIG for a collective
-# strategy) or no config is at hand (`runner`'s properties, for code holding one).
-ASKS_ABOUT_A_STRATEGY = {"run_config.py", "_engine/runner.py"}
+# strategy).
+ASKS_ABOUT_A_STRATEGY = {"run_config.py"}
 # The job kinds: outside topology, only the record's facts are read.
 JOB_KINDS = {"LOCAL", "PS", "COLLECTIVE"}
 
