@@ -44,6 +44,12 @@ __all__ = ["TrainSession", "NanLossDuringTrainingError", "build_step_guard",
            "NOT_RESTORED", "CheckpointPolicy", "add_default_saver"]
 
 _RECOVERABLE_ERRORS = session_creation.RECOVERABLE_ERRORS
+# What a session's close may raise without failing the task: a lost peer (as
+# tf.estimator's session wrapper ignores at close), or a remote task slower than
+# operation_timeout_in_ms to release the session's state (seen after a short
+# network fault on a loaded machine: ~9 s). Close only frees that state; what the
+# session saved is kept, and the task's result is already decided.
+_CLOSE_ERRORS = _RECOVERABLE_ERRORS + (tf.errors.DeadlineExceededError,)
 _READY_POLL_SECS = session_creation.READY_POLL_SECS
 
 
@@ -202,8 +208,10 @@ class TrainSession:
             try:
                 self._queue_runners.stop()
                 self._session.close()
-            except _RECOVERABLE_ERRORS as e:
-                logging.warning("Error while closing a broken session: %s", e)
+            except _CLOSE_ERRORS as e:
+                logging.warning("Error while closing the session (its remote tasks "
+                                "may still hold its state; nothing saved is lost): "
+                                "%s: %s", type(e).__name__, e)
         self._session = None
         self._steps.close()
 

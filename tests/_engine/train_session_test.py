@@ -29,3 +29,66 @@ def test_step_limits_count_from_the_first_step_or_stop_at_max_steps():
     assert target(3) == 7 and not stop_at(6) and stop_at(7)
     stop_at, target = train_session.step_limits(steps=None, max_steps=None)
     assert target(3) is None and not stop_at(10 ** 9)
+
+
+def _closing_with(session, error, closes):
+    """`session` (a real one), its close() closing it and then raising `error`: what a
+    remote task too slow to release the session's state (or gone) gives at the end."""
+    close = session.close
+
+    def close_then_raise():
+        close()
+        closes.append(type(error).__name__)
+        raise error
+
+    session.close = close_then_raise
+    return session
+
+
+def _train_with_close_error(tmp_path, monkeypatch, error):
+    """Trains 3 steps whose session's close raises `error`; returns (the estimator,
+    the closes seen, the warnings logged)."""
+    import estimator_lite as el
+    from estimator_lite._engine import session_creation
+
+    closes, warnings = [], []
+    create = session_creation.SessionCreator.create
+    monkeypatch.setattr(session_creation.SessionCreator, "create", lambda self: (
+        _closing_with(create(self), error, closes)))
+    monkeypatch.setattr(train_session.logging, "warning",
+                        lambda message, *args: warnings.append(message % args))
+
+    def model_fn(features, labels, mode):
+        weight = tf.get_variable("w", [1, 1])
+        loss = tf.losses.mean_squared_error(labels, tf.matmul(features, weight))
+        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.train.get_global_step())
+        return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def input_fn():
+        x = np.ones([4, 1], np.float32)
+        return tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(2).repeat()
+
+    estimator = el.Estimator(model_fn, model_dir=str(tmp_path / "model"))
+    estimator.train(input_fn, max_steps=3)
+    return estimator, closes, warnings
+
+
+def test_a_close_past_the_operation_timeout_does_not_fail_a_finished_training(
+        tmp_path, monkeypatch):
+    timed_out = tf.errors.DeadlineExceededError(None, None, "Operation timed out.")
+    estimator, closes, warnings = _train_with_close_error(tmp_path, monkeypatch,
+                                                          timed_out)
+    assert closes == ["DeadlineExceededError"]
+    assert estimator.latest_checkpoint().endswith("model.ckpt-3")
+    assert [w for w in warnings if "Error while closing the session" in w] == [
+        "Error while closing the session (its remote tasks may still hold its state; "
+        "nothing saved is lost): DeadlineExceededError: Operation timed out."]
+
+
+def test_any_other_error_at_close_still_fails_the_training(tmp_path, monkeypatch):
+    import pytest
+
+    internal = tf.errors.InternalError(None, None, "the runtime broke")
+    with pytest.raises(tf.errors.InternalError, match="the runtime broke"):
+        _train_with_close_error(tmp_path, monkeypatch, internal)
