@@ -20,6 +20,8 @@ test accuracy after training; for estimator_lite also the steps/sec of a bare
 ``session.run(train_op)`` loop on the same graph (no loop around it: the limit
 any orchestration can reach, so `estimator_lite_vs_bare` shows what is left to
 gain outside the graph). Prints a table, then one JSON line (the last line).
+``--quick`` (small sizes, one round, the dnn model only) is a smoke run of each
+library's path.
 
 Usage: python benchmarks/canned.py [--steps 2000] [--warmup 200] [--repeats 3]
                                   [--steps-per-loop 100]
@@ -172,9 +174,11 @@ def main(argv=None):
         libraries += (_LOOP,)
     pythons = {"estimator_lite": sys.executable, _LOOP: sys.executable,
                "tf_estimator": tf215}
-    runs = {(lib, m): [] for lib in libraries for m in MODELS}
+    # A quick run (a smoke run of every library's path) trains the first model only.
+    models = MODELS[:1] if args.quick else MODELS
+    runs = {(lib, m): [] for lib in libraries for m in models}
     for seed in range(args.repeats):
-        for model in MODELS:
+        for model in models:
             for library in libraries:
                 runs[library, model].append(
                     _run_subprocess(pythons[library], library, model, args, seed))
@@ -196,7 +200,7 @@ def main(argv=None):
             result[f"{model}_estimator_lite_vs_bare"] = round(
                 m["steps_per_sec"] / m["bare_steps_per_sec"], 3)
     if tf215:
-        for model in MODELS:
+        for model in models:
             lite, ref = median["estimator_lite", model], median["tf_estimator", model]
             result[f"{model}_speedup"] = round(lite["steps_per_sec"] /
                                                ref["steps_per_sec"], 2)

@@ -78,6 +78,7 @@ def _assert_matches_oracle(result, oracle):
     assert result["signatures"] == oracle["signatures"]
 
 
+@pytest.mark.slow
 @requires_oracle
 def test_keras3_tutorial_model_matches_tf_estimator(runs):
     _assert_matches_oracle(runs["keras3"], runs["oracle"])

@@ -144,6 +144,7 @@ def test_ctrl_c_stops_every_process():
             time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_multi_process_cluster_trains_evaluates_exports_and_exits(tmp_path):
     model_dir = str(tmp_path / "model")
     result = subprocess.run(

@@ -265,6 +265,7 @@ def test_a_tensorflow_estimator_that_cannot_import_here_is_replaced_in_one_line(
         "tf.estimator (removed in 2.16), so that package cannot import"], stderr
 
 
+@pytest.mark.slow
 @requires_oracle
 def test_a_real_tensorflow_estimator_is_left_alone_unless_told(tmp_path):
     """On TF 2.15 with its tensorflow-estimator (the oracle) the runner steps aside."""
@@ -340,6 +341,7 @@ def stale_site(tmp_path_factory):
     return install_stale_estimator(tmp_path_factory.mktemp("stale_estimator"))
 
 
+@pytest.mark.slow
 @requires_tf_without_estimator
 def test_a_tf_estimator_program_trains_through_the_runner_beside_the_stale_wheel(
         tmp_path, stale_site):

@@ -127,6 +127,7 @@ def test_results_equal_the_recorded_tf_estimator_answers(lite):
         _assert_matches_oracle(lite, json.load(f))
 
 
+@pytest.mark.slow
 @requires_oracle
 def test_results_equal_tf_estimator_run_now(lite):
     _assert_matches_oracle(lite, _run(TF215_PYTHON, "tf_estimator"))

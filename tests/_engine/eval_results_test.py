@@ -85,6 +85,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("library", BOTH_SIDES)
 def test_evaluation_results_have_tf_estimators_types_and_order(library):
     report = run_driver_on(library, DRIVER, library, timeout_secs=600)

@@ -17,6 +17,7 @@ and tf.estimator evaluates the model_dir estimator_lite trained to its metrics.
 import os
 import shutil
 
+import pytest
 import tensorflow as tf
 
 import estimator_lite as el
@@ -39,6 +40,7 @@ def _train_lite(kind, model_dir, max_steps):
     return estimator, label_key
 
 
+@pytest.mark.slow
 @requires_oracle
 def test_checkpoints_and_signatures_match_tf_estimator(tmp_path):
     work = str(tmp_path)

@@ -56,6 +56,7 @@ def _close(lite, oracle, path=""):
     return [] if lite == oracle else [(path, lite, oracle)]
 
 
+@pytest.mark.slow
 @requires_oracle
 def test_heads_behave_as_tf_estimators_v1_heads():
     oracle = run_oracle_driver(DRIVER)

@@ -23,6 +23,7 @@ from tests.oracle import keras_optimizer_runs as runs
 from tests.oracle import requires_oracle
 
 
+@pytest.mark.slow
 @requires_oracle
 @pytest.mark.parametrize("run_key", [runs.KERAS3, runs.TF_KERAS, runs.TF_KERAS_LEGACY])
 @pytest.mark.parametrize("case", ["combined_sgd_schedule_adagrad_tensor",

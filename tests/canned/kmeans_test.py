@@ -44,6 +44,7 @@ def _signatures(export_dir):
             for key, sig in meta_graph.signature_def.items()}
 
 
+@pytest.mark.slow
 @requires_oracle
 @pytest.mark.parametrize("kind", driver.KINDS)
 def test_clusters_as_tf_estimator(kind, oracle, tmp_path):

@@ -60,6 +60,7 @@ def _assert_same_state(actual, expected):
                                atol=TOLERANCE)
 
 
+@pytest.mark.slow
 @requires_oracle
 @pytest.mark.parametrize("kind", driver.KINDS)
 def test_trains_as_tf_estimator(kind, oracle, tmp_path):

@@ -43,6 +43,7 @@ def oracle(tmp_path_factory):
                                       MORE_STEPS)
 
 
+@pytest.mark.slow
 @requires_oracle
 @pytest.mark.parametrize("kind", driver.KINDS)
 def test_tf_estimator_model_dir_evaluates_and_trains_on(kind, oracle, tmp_path):

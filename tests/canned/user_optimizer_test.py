@@ -81,6 +81,7 @@ def _assert_same(actual, expected, label):
                                    err_msg=f"{label}: {key}")
 
 
+@pytest.mark.slow
 @requires_oracle
 @pytest.mark.skipif(not legacy_keras_available(), reason=LEGACY_KERAS_REASON)
 @pytest.mark.parametrize("case", driver.cases("legacy"))

@@ -19,6 +19,7 @@ and continues copies of both to MORE_STEPS. Then, for each kind:
 """
 
 
+import pytest
 import tensorflow as tf
 
 import estimator_lite.compat.v1 as tf_estimator_v1
@@ -40,6 +41,7 @@ def _assert_same_checkpoints(actual_dir, expected_dir, kind):
     compare.assert_same_variables(actual_dir, expected_dir, expected, kind)
 
 
+@pytest.mark.slow
 @requires_oracle
 def test_v1_model_dirs_keep_training_both_ways(tmp_path):
     work = str(tmp_path)

@@ -15,6 +15,8 @@ import pytest
 from tests.distribute import cases, jobs
 from tests.oracle import requires_oracle
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def oracle_answers():

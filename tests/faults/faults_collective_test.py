@@ -148,6 +148,7 @@ def _assert_ended_naming(cluster, label, lost_label, fault_time):
     return took
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", [
     "v2", pytest.param("v1", marks=pytest.mark.slow)])  # tf.compat.v1's spelling
 def test_sigkill_worker_survivor_ends_and_job_restart_resumes(make_cluster, strategy):

@@ -19,6 +19,8 @@ from tests.faults.scenarios import (
     start_and_wait_mid_training,
 )
 
+pytestmark = pytest.mark.slow
+
 # 4. An evaluator started after training ended ---
 
 

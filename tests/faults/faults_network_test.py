@@ -177,6 +177,7 @@ def _assert_end_state(cluster, library, outcome):
 # (a) + (b): a brief partition of the worker or the ps, then the link is back ---
 
 
+@pytest.mark.slow
 def test_brief_worker_partition(make_netns_cluster):
     _run_brief_partition(make_netns_cluster, "worker0", None)
 

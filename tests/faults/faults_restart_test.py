@@ -16,6 +16,8 @@ from tests.faults.scenarios import (
     start_and_wait_mid_training,
 )
 
+pytestmark = pytest.mark.slow
+
 # 1. SIGKILL + restart of each role mid-training ---
 
 

@@ -12,8 +12,12 @@ checkpoints already written must all restore. Runs on 127.0.0.1 without root.
 import signal
 import time
 
+import pytest
+
 from tests.faults.cluster import restores, wait_for
 from tests.faults.scenarios import FAULT_AT_STEP, START_SECS
+
+pytestmark = pytest.mark.slow
 
 OPERATION_TIMEOUT_MS = 5000
 # The bound, the ~5 s the library gives a blocked session.close(), and slack for a

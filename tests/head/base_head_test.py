@@ -164,6 +164,7 @@ def test_train_summaries_reach_tensorboard(tmp_path):
     assert tags == {"loss", "loss/h", "regularization_loss/h"}
 
 
+@pytest.mark.slow
 @requires_oracle
 def test_inputs_and_train_summaries_match_tf_estimator():
     expected = run_oracle_driver(INPUTS_DRIVER, timeout_secs=600)["result"]

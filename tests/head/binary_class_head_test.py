@@ -181,6 +181,7 @@ def test_soft_label_average_loss_is_tf_estimators_float32_to_the_bit(eval_in_gra
     assert np.float32(metrics["average_loss"]) == np.float32(0.62421614)
 
 
+@pytest.mark.slow
 @requires_oracle
 def test_canned_classifiers_train_on_soft_labels_as_tf_estimator(tmp_path):
     driver = load_driver(SOFT_LABELS_DRIVER, "soft_labels_driver")

@@ -20,7 +20,7 @@ DRIVER = driver_path("head_driver.py")
 TOLERANCE = 1e-5
 PREDICT_METHOD = "tensorflow/serving/predict"
 
-pytestmark = requires_oracle
+pytestmark = [requires_oracle, pytest.mark.slow]
 
 
 DRIVER_MODULE = load_driver(DRIVER, "head_driver")

@@ -19,6 +19,7 @@ from tests.migration import runner
 NOT_FOUND = "must have exactly one line"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prog", runner.all_programs(), ids=lambda p: p.name)
 def test_program_runs_alike_on_estimator_lite_and_tf_estimator(prog, tmp_path):
     lite, oracle, problems = runner.run_both(prog, str(tmp_path))

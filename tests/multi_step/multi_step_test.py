@@ -266,6 +266,7 @@ def test_driver_report_is_json_serialisable(tmp_path):
     assert json.loads(json.dumps(report))["global_step"] == 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", [False, True], ids=["device_setter", "ps_strategy"])
 def test_a_ps_chief_worker_evaluator_job_trains_in_loops(tmp_path, strategy):
     from tests.distribute import jobs  # noqa: PLC0415 - multi-process helpers

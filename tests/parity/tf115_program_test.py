@@ -119,6 +119,7 @@ def test_tf1_program_trains_exports_and_serves(tmp_path):
     assert sorted(os.listdir(tmp_path / "export" / "latest")) != []
 
 
+@pytest.mark.slow
 @needs_tf_layers
 def test_tf1_program_as_a_cluster_every_role_exits(tmp_path):
     output = _run([sys.executable, "-m", "estimator_lite.launch", "--ps", "1",

@@ -115,6 +115,7 @@ def _ranking_on_oracle(tmp_path):
                          str(tmp_path / "oracle_model")], str(packages), tmp_path))
 
 
+@pytest.mark.slow
 @_requires("tensorflow_ranking")
 def test_tensorflow_ranking_estimator_trains_evaluates_predicts_and_exports(tmp_path):
     lite = _run_unchanged("ranking_estimator.py", tmp_path, tmp_path / "lite_model")
@@ -186,6 +187,7 @@ def _assert_lattice_run_matches(name, lite, oracle):
                                                 abs=tolerance), name
 
 
+@pytest.mark.slow
 @_requires("tensorflow_lattice", "tf_keras")
 def test_tensorflow_lattice_canned_estimators_train_evaluate_and_export(tmp_path):
     lite = _run_unchanged("lattice_estimator.py", tmp_path, tmp_path / "lite_model",
