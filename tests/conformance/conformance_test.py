@@ -8,10 +8,8 @@ the oracle's (`driver.py --check`) before it runs the suite. A difference kept o
 purpose is listed in DELIBERATE with its reason (and in docs/differences.md).
 """
 
-import concurrent.futures
 import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -20,11 +18,9 @@ from tests.conformance import driver
 from tests.conformance.registry import differences
 from tests.support import zygote
 
-# The first test's setup runs every scenario (~950 small programs: minutes on a
-# loaded 2-core machine, more than pytest.ini's 600 s), in SHARDS driver processes
-# at once: alone it would be the suite's longest path while other workers idle.
+# The first test's setup runs every scenario in one driver process (~950 small
+# programs: minutes on a loaded 2-core machine), more than pytest.ini's 600 s.
 pytestmark = pytest.mark.timeout(1800)
-SHARDS = 2
 
 # Scenario name -> why estimator_lite differs from tf.estimator 2.15 on purpose.
 _EXPORTER_CHECKED = (
@@ -109,35 +105,15 @@ KNOWN_GAPS = {}
 _SCENARIOS = driver.load_scenarios().SCENARIOS
 
 
-def _driver_env():
-    env = dict(os.environ, PYTHONPATH=driver.ROOT, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("TF_CONFIG", None)
-    return env
-
-
 def run_driver(python, flavor, patterns=()):
     """Runs the driver in its own process; returns {name: observation}."""
+    env = dict(os.environ, PYTHONPATH=driver.ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("TF_CONFIG", None)
     result = zygote.run([python, os.path.abspath(driver.__file__), flavor, *patterns],
-                        capture_output=True, text=True, env=_driver_env(),
-                        timeout=1700, check=False)
+                        capture_output=True, text=True, env=env, timeout=1700,
+                        check=False)
     assert result.returncode == 0, result.stderr[-4000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def run_driver_sharded(python, flavor, shards):
-    """Runs the driver in `shards` processes at once (`--shard i/n`), each read by
-    its own thread; returns the merged {name: observation}."""
-    processes = [zygote.Popen(
-        [python, os.path.abspath(driver.__file__), flavor, "--shard", f"{i}/{shards}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_driver_env())
-        for i in range(shards)]
-    with concurrent.futures.ThreadPoolExecutor(shards) as pool:
-        outputs = list(pool.map(lambda p: p.communicate(timeout=1700), processes))
-    results = {}
-    for process, (stdout, stderr) in zip(processes, outputs, strict=True):
-        assert process.returncode == 0, stderr[-4000:]
-        results.update(json.loads(stdout.strip().splitlines()[-1]))
-    return results
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +124,7 @@ def recorded():
 
 @pytest.fixture(scope="module")
 def lite_results():
-    return run_driver_sharded(sys.executable, "lite", SHARDS)
+    return run_driver(sys.executable, "lite")
 
 
 def test_every_scenario_has_a_recorded_answer(recorded):

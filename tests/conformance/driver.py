@@ -5,7 +5,6 @@
     python tests/conformance/driver.py --record [NAME_OR_PREFIX ...]  # the oracle's answers
     python tests/conformance/driver.py --check    # the recorded answers are the oracle's
     python tests/conformance/driver.py lite --mode k4 [...]  # in a speed mode (MODES)
-    python tests/conformance/driver.py lite --shard 0/2 [...]  # every 2nd from the 1st
 
 `oracle` needs TF 2.15 + tensorflow-estimator 2.15 (ESTIMATOR_LITE_TF215_PYTHON);
 `--record` runs that interpreter and writes tests/data/conformance_oracle.json;
@@ -108,15 +107,13 @@ def selected(names, patterns):
             if any(n == p or n.startswith(p.rstrip("/") + "/") for p in patterns)]
 
 
-def run(flavor, patterns=(), shard=(0, 1)):
-    """Runs the selected scenarios (of those, shard (i, n): every n-th from the i-th);
-    returns {name: observation}."""
+def run(flavor, patterns=()):
+    """Runs the selected scenarios; returns {name: observation}."""
     registry = load_scenarios()
     env = make_env(flavor, registry)
     env.tf.compat.v1.logging.set_verbosity(env.tf.compat.v1.logging.ERROR)
     results = {}
-    index, count = shard
-    for name in selected(registry.SCENARIOS, patterns)[index::count]:
+    for name in selected(registry.SCENARIOS, patterns):
         # On stderr: a scenario that hangs is named by the last line there.
         print(f"scenario {name}", file=sys.stderr, flush=True)
         os.environ.pop("TF_CONFIG", None)
@@ -189,11 +186,7 @@ def main(argv):
         load_scenarios()  # the path, before the library is imported
         set_mode(patterns[1])
         patterns = patterns[2:]
-    shard = (0, 1)
-    if patterns[:1] == ["--shard"] and len(patterns) > 1:
-        index, count = (int(part) for part in patterns[1].split("/"))
-        shard, patterns = (index, count), patterns[2:]
-    print(json.dumps(run(argv[0], patterns, shard), sort_keys=True))
+    print(json.dumps(run(argv[0], patterns), sort_keys=True))
 
 
 if __name__ == "__main__":
