@@ -1,9 +1,12 @@
 """Unit tests for the training loop's own pieces: the step guard, the step limits."""
 
 import numpy as np
+import pytest
 
-from estimator_lite._engine import train_session
+import estimator_lite as el
+from estimator_lite._engine import session_creation, train_session
 from estimator_lite._tf import tf
+from tests.support import models
 
 
 def test_step_guard_returns_new_step_or_minus_one_on_nan():
@@ -48,9 +51,6 @@ def _closing_with(session, error, closes):
 def _train_with_close_error(tmp_path, monkeypatch, error):
     """Trains 3 steps whose session's close raises `error`; returns (the estimator,
     the closes seen, the warnings logged)."""
-    import estimator_lite as el
-    from estimator_lite._engine import session_creation
-
     closes, warnings = [], []
     create = session_creation.SessionCreator.create
     monkeypatch.setattr(session_creation.SessionCreator, "create", lambda self: (
@@ -58,19 +58,8 @@ def _train_with_close_error(tmp_path, monkeypatch, error):
     monkeypatch.setattr(train_session.logging, "warning",
                         lambda message, *args: warnings.append(message % args))
 
-    def model_fn(features, labels, mode):
-        weight = tf.get_variable("w", [1, 1])
-        loss = tf.losses.mean_squared_error(labels, tf.matmul(features, weight))
-        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(
-            loss, global_step=tf.train.get_global_step())
-        return el.EstimatorSpec(mode, loss=loss, train_op=train_op)
-
-    def input_fn():
-        x = np.ones([4, 1], np.float32)
-        return tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(2).repeat()
-
-    estimator = el.Estimator(model_fn, model_dir=str(tmp_path / "model"))
-    estimator.train(input_fn, max_steps=3)
+    estimator = el.Estimator(models.linear_model_fn, model_dir=str(tmp_path / "model"))
+    estimator.train(models.input_fn(), max_steps=3)
     return estimator, closes, warnings
 
 
@@ -87,8 +76,6 @@ def test_a_close_past_the_operation_timeout_does_not_fail_a_finished_training(
 
 
 def test_any_other_error_at_close_still_fails_the_training(tmp_path, monkeypatch):
-    import pytest
-
     internal = tf.errors.InternalError(None, None, "the runtime broke")
     with pytest.raises(tf.errors.InternalError, match="the runtime broke"):
         _train_with_close_error(tmp_path, monkeypatch, internal)
