@@ -1,4 +1,5 @@
-"""Unit tests for the training loop's own pieces: the step guard, the step limits."""
+"""Unit tests for the training loop's own pieces: the step guard, the step limits, and
+what an error at the session's close does."""
 
 import numpy as np
 import pytest
