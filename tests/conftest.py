@@ -18,6 +18,10 @@ REQUIRE_ALL_TESTS_ENV = "ESTIMATOR_LITE_REQUIRE_ALL_TESTS"
 # --dist loadfile hands out files in collection order, so these go first: a long
 # file started last would run alone at the end while the other workers idle.
 LONGEST_FILES_FIRST = (
+    # The slow step's longest (.ci/run: `-m slow`; deselected by default).
+    "tests/conformance/speed_modes_test.py",  # ~20 min: every scenario in 3 modes
+    "tests/third_party/library_suites_test.py",  # ~6 min: the libraries' own suites
+    # The default run's longest.
     "tests/conformance/conformance_test.py",  # ~450 s: every scenario on estimator_lite
     "tests/repository/benchmarks_test.py",  # ~70 s: every benchmark's --quick run
     "tests/_engine/distribute_strategies_test.py",  # ~40 s: a strategy driver
